@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the Debian packages the lab needs, only when one is missing.
+# The check is one dpkg-query call, so a machine that has everything pays no apt time.
+set -euo pipefail
+
+pkgs=(linux-source-6.1 qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
+      cpio xz-utils kmod e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+	[[ $status == ii* ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps: apt-get not found; install these packages by hand: ${missing[*]}" >&2
+	exit 1
+fi
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+	command -v sudo >/dev/null 2>&1 || { echo "deps: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+	sudo=(sudo)
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

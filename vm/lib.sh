@@ -1,0 +1,20 @@
+# Shared settings for the vm/ scripts; sourced, not run.
+# shellcheck shell=bash disable=SC2034 # the variables are used by the scripts that source this file
+
+LAB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The kernel trees are large and regenerable: they live in a cache folder outside the repository.
+LAB_CACHE=${DONTFORK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dontfork-lab}
+# Flavours (normal, debug) each get their own tree, config fragment and build folder.
+LAB_FLAVOUR=${FLAVOUR:-normal}
+if [[ $LAB_FLAVOUR == normal ]]; then
+	LAB_BUILD=${BUILD:-$LAB_TOP/build}
+else
+	LAB_BUILD=${BUILD:-$LAB_TOP/build/$LAB_FLAVOUR}
+fi
+LAB_KTREE=$LAB_BUILD/linux
+LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+
+die() {
+	echo "${0##*/}: $*" >&2
+	exit 1
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "lab.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static FILE *open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+	return fopen(path, "r");
+}
+
+bool lab_vmflags(pid_t pid, const void *addr, char *flags, size_t size)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	bool inside = false, found = false;
+	char line[512];
+	FILE *f = open_proc(pid, "smaps");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			inside = a >= lo && a < hi;
+			continue;
+		}
+		if (inside && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, size, "%s", line + 8);
+			flags[strcspn(flags, "\n")] = 0;
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+bool lab_has_vmflag(const void *addr, const char *flag)
+{
+	char flags[256], *tok, *save;
+
+	if (!lab_vmflags(0, addr, flags, sizeof(flags)))
+		return false;
+	for (tok = strtok_r(flags, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (!strcmp(tok, flag))
+			return true;
+	return false;
+}
+
+bool lab_maps_covers(pid_t pid, const void *addr)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	char line[512];
+	bool found = false;
+	FILE *f = open_proc(pid, "maps");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi)
+			found = true;
+	fclose(f);
+	return found;
+}
+
+int lab_maps_count(const void *addr, size_t len)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	char line[512];
+	int n = 0;
+	FILE *f = open_proc(0, "maps");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < a + len && hi > a)
+			n++;
+	fclose(f);
+	return n;
+}
+
+uint64_t lab_pfn(pid_t pid, const void *addr)
+{
+	char path[64];
+	uint64_t entry = 0;
+	int fd;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/pagemap");
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &entry, sizeof(entry), (unsigned long)addr / LAB_PAGE * sizeof(entry)) !=
+	    sizeof(entry))
+		entry = 0;
+	close(fd);
+	/* Bit 63: present; bits 0-54: PFN (visible to CAP_SYS_ADMIN only). */
+	if (!(entry & (1ULL << 63)))
+		return 0;
+	return entry & ((1ULL << 55) - 1);
+}
+
+int lab_in_child(int (*fn)(void *), void *arg)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(fn(arg));
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static long file_kb(const char *path, const char *field)
+{
+	char line[256];
+	size_t n = strlen(field);
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+long lab_status_kb(const char *field)
+{
+	return file_kb("/proc/self/status", field);
+}
+
+long lab_meminfo_kb(const char *field)
+{
+	return file_kb("/proc/meminfo", field);
+}
+
+static unsigned int read_hex(const char *dir, const char *name)
+{
+	char path[512];
+	unsigned int v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%x", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t size)
+{
+	const char *base = "/sys/bus/pci/devices";
+	struct dirent *d;
+	bool found = false;
+	DIR *dir = opendir(base);
+
+	if (!dir)
+		return false;
+	while (!found && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, size, "%s/%s", base, d->d_name);
+		found = read_hex(path, "vendor") == vendor && read_hex(path, "device") == device;
+	}
+	closedir(dir);
+	return found;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Small helpers shared by the lab's tests and demo: /proc readers and child processes. */
+#ifndef LAB_H
+#define LAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LAB_PAGE 4096UL
+
+/* The VmFlags line of the smaps entry holding addr ("" when none); false when no entry holds it. */
+bool lab_vmflags(pid_t pid, const void *addr, char *flags, size_t size);
+/* Whether flag (e.g. "dc") is among the VmFlags of the mapping holding addr in our own smaps. */
+bool lab_has_vmflag(const void *addr, const char *flag);
+/* Whether /proc/<pid>/maps has an entry covering addr. */
+bool lab_maps_covers(pid_t pid, const void *addr);
+/* Number of /proc/self/maps entries overlapping [addr, addr + len). */
+int lab_maps_count(const void *addr, size_t len);
+/* PFN of the page mapped at addr in pid (0: self) from /proc/<pid>/pagemap; 0 when not present. */
+uint64_t lab_pfn(pid_t pid, const void *addr);
+/* Run fn(arg) in a child; return its wait status. */
+int lab_in_child(int (*fn)(void *), void *arg);
+/* One numeric field (kB) of /proc/self/status, e.g. "VmPin"; -1 when missing. */
+long lab_status_kb(const char *field);
+/* One numeric field (kB) of /proc/meminfo, e.g. "MemFree"; -1 when missing. */
+long lab_meminfo_kb(const char *field);
+/* The sysfs folder of the first PCI device with this vendor:device, or false. */
+bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t size);
+
+#endif

@@ -30,7 +30,6 @@ deps:
 # The kernel trees stay in the cache (see README); distclean removes them too.
 clean:
 	rm -rf $(CURDIR)/build
-	$(MAKE) -C drivers/pindma clean KDIR=/nonexistent 2>/dev/null || true
 
 distclean: clean
 	rm -rf "$${DONTFORK_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/dontfork-lab}"

@@ -6,12 +6,12 @@ GUEST := $(BUILD)/guest
 STAMP := $(KTREE)/.lab-built
 
 CFLAGS := -O2 -g -Wall -Wextra -Werror -static -isystem $(KTREE)/usr/include \
-	-I$(KTREE)/tools/testing/selftests -Itests/lib -Idrivers/pindma/uapi
-LIB := tests/lib/lab.c
-LIBDEPS := $(LIB) $(wildcard tests/lib/*.h) drivers/pindma/uapi/pindma.h $(STAMP)
+	-I$(KTREE)/tools/testing/selftests -Itests/lib -Idemo -Idrivers/pindma/uapi
+LIB := tests/lib/lab.c demo/scenario.c
+LIBDEPS := $(LIB) $(wildcard tests/lib/*.h demo/*.h) drivers/pindma/uapi/pindma.h $(STAMP)
 
 TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) $(GUEST)/lab/tests/run
-DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*.c)) \
+DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
 	$(if $(wildcard demo/run),$(GUEST)/lab/demo/run)
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
 # Programs whose source is gone must leave the guest too.
@@ -26,15 +26,23 @@ $(GUEST)/lab/tests/%: tests/%.c $(LIBDEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB)
 
-$(GUEST)/lab/demo/%: demo/%.c $(LIBDEPS)
+$(GUEST)/lab/demo/%_demo: demo/%_demo.c $(LIBDEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB)
 
 $(GUEST)/lab/%: %
 	install -D -m 755 $< $@
 
-# Kbuild decides what is stale in the module; the copy only happens when the .ko changed.
+# The module is built in a copy under $(BUILD), one per kernel tree: Kbuild's dependency files name
+# absolute paths into the tree it last built against, so a stale object would look up to date after
+# the tree changed. Kbuild decides what is stale; the .ko is copied only when it changed.
+MODSRC := $(BUILD)/module/pindma
 $(GUEST)/lib/modules/lab/pindma.ko: FORCE
-	@$(MAKE) --no-print-directory -C $(KTREE) M=$(CURDIR)/drivers/pindma modules
-	@cmp -s drivers/pindma/pindma.ko $@ || install -D -m 644 drivers/pindma/pindma.ko $@
+	@tree=$$(readlink -f $(KTREE)); \
+	if [ "$$(cat $(MODSRC)/.lab-ktree 2>/dev/null)" != "$$tree" ]; then \
+		rm -rf $(MODSRC) && mkdir -p $(MODSRC) && echo "$$tree" >$(MODSRC)/.lab-ktree; \
+	fi
+	@cd drivers/pindma && find . -name '*.[ch]' -o -name Kbuild | cpio -pdmu --quiet $(MODSRC)
+	@$(MAKE) --no-print-directory -C $(KTREE) M=$(MODSRC) modules
+	@cmp -s $(MODSRC)/pindma.ko $@ || install -D -m 644 $(MODSRC)/pindma.ko $@
 FORCE:

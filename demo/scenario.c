@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One scenario: a page of anonymous memory, optionally MADV_DONTFORK (and DOFORK),
+ * held by pindma (or only mlock()ed), then fork, a parent write, a device write and
+ * a device read; every party's PFN is sampled before the fork, after it and after
+ * the write. The child answers over a pipe so that it stays alive across the write.
+ */
+#define _GNU_SOURCE
+#include "scenario.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "pindma_lib.h"
+
+#define OFF_PARENT 0	/* where the parent writes after the fork */
+#define OFF_DEVICE 256	/* where the device writes after the fork */
+#define TAG 16
+
+static const char PREFORK[TAG] = "pre-fork bytes";
+static const char PARENT[TAG] = "parent wrote";
+static const char DEVICE[TAG] = "device wrote";
+
+const struct scenario scenarios[] = {
+	{ "gup", "GUP, child alive, parent writes after fork", PINDMA_MODE_GUP,
+	  false, false, false, false, "ORPHANED",
+	  "the parent's write copies the page; the driver keeps the old one, now the child's" },
+	{ "gup-child-exited", "GUP, child exited before the parent writes", PINDMA_MODE_GUP,
+	  false, false, true, false, "ORPHANED",
+	  "6.1 reuses a page on write only when its refcount says nobody else holds it, and the "
+	  "GUP reference counts; 2006 decided by mapcount and would have reused it (COHERENT)" },
+	{ "gup-dontfork", "GUP with MADV_DONTFORK", PINDMA_MODE_GUP,
+	  true, false, false, false, "COHERENT",
+	  "the child has no such range (touching it is SIGSEGV), so there is nothing to copy" },
+	{ "gup-dontfork-dofork", "GUP, MADV_DONTFORK then MADV_DOFORK", PINDMA_MODE_GUP,
+	  true, true, false, false, "ORPHANED", "DOFORK undoes DONTFORK: back to the first row" },
+	{ "pin", "PIN_LONGTERM (FOLL_PIN), no DONTFORK", PINDMA_MODE_PIN_LONGTERM,
+	  false, false, false, false, "COHERENT",
+	  "since 5.9 fork copies maybe-pinned pages for the child: it gets a new PFN and the "
+	  "pre-fork bytes" },
+	{ "pin-dontfork", "PIN_LONGTERM with MADV_DONTFORK", PINDMA_MODE_PIN_LONGTERM,
+	  true, false, false, false, "COHERENT", "the range is not in the child at all" },
+	{ "gup-leak", "GUP, device writes after the parent's copy-on-write", PINDMA_MODE_GUP,
+	  false, false, false, true, "ORPHANED",
+	  "the device's bytes land in the child's page: the child reads them (the leak direction)" },
+	{ "mlock", "mlock() only, no driver", 0, false, false, false, false, "ORPHANED",
+	  "the page the parent locked stays with the child; the parent's PFN moves" },
+	{ "mlock-dontfork", "mlock() with MADV_DONTFORK, no driver", 0,
+	  true, false, false, false, "COHERENT", "the parent's PFN stays put" },
+};
+
+const unsigned int n_scenarios = sizeof(scenarios) / sizeof(scenarios[0]);
+
+const struct scenario *scenario_find(const char *name)
+{
+	for (unsigned int i = 0; i < n_scenarios; i++)
+		if (!strcmp(scenarios[i].name, name))
+			return &scenarios[i];
+	return NULL;
+}
+
+const char *child_view_name(enum child_view v)
+{
+	static const char *const names[] = {
+		[CHILD_NONE] = "-", [CHILD_OLD] = "pre-fork bytes",
+		[CHILD_PARENT] = "parent's bytes", [CHILD_DEVICE] = "DEVICE's bytes (leak)",
+		[CHILD_OTHER] = "other bytes", [CHILD_SEGV] = "SIGSEGV",
+		[CHILD_EXITED] = "exited",
+	};
+	return names[v];
+}
+
+static bool fail(struct observation *obs, const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(obs->error, sizeof(obs->error), fmt, ap);
+	va_end(ap);
+	if (e)
+		snprintf(obs->error + strlen(obs->error), sizeof(obs->error) - strlen(obs->error),
+			 ": %s", strerror(e));
+	return false;
+}
+
+/* What the child tells the parent. */
+struct child_report {
+	uint64_t pfn;
+	char at_parent[TAG];
+	char at_device[TAG];
+};
+
+/*
+ * The child: report its PFN after the fork (from pagemap, without touching the page),
+ * then, on request, the PFN and the bytes it reads, touching the page.
+ */
+static void child_main(const struct scenario *s, char *page, int cmd, int rep)
+{
+	struct child_report r = { .pfn = lab_pfn(0, page) };
+	char c;
+
+	if (write(rep, &r, sizeof(r)) != sizeof(r) || s->child_exits)
+		_exit(0);
+	if (read(cmd, &c, 1) != 1)
+		_exit(1);
+	memcpy(r.at_parent, page + OFF_PARENT, TAG);	/* SIGSEGV when not inherited */
+	memcpy(r.at_device, page + OFF_DEVICE, TAG);
+	r.pfn = lab_pfn(0, page);
+	_exit(write(rep, &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+}
+
+static enum child_view classify(const char *bytes)
+{
+	if (!memcmp(bytes, PREFORK, TAG))
+		return CHILD_OLD;
+	if (!memcmp(bytes, PARENT, TAG))
+		return CHILD_PARENT;
+	if (!memcmp(bytes, DEVICE, TAG))
+		return CHILD_DEVICE;
+	return CHILD_OTHER;
+}
+
+static bool play(const struct scenario *s, uint32_t engine, struct observation *obs, char *page,
+		 int fd)
+{
+	int cmd[2] = { -1, -1 }, rep[2] = { -1, -1 }, status, ret;
+	struct child_report r;
+	uint32_t handle = 0;
+	char seen[TAG];
+	bool ok = false;
+	pid_t pid = -1;
+	uint32_t used;
+
+	if (s->mode) {
+		ret = pindma_pin(fd, page, LAB_PAGE, s->mode, PINDMA_PIN_WRITE, &handle);
+		if (ret)
+			return errno = -ret, fail(obs, "pin");
+		pindma_query(fd, handle, 0, &obs->drv_before);
+	} else if (mlock(page, LAB_PAGE)) {
+		return fail(obs, "mlock");
+	}
+	obs->par_before = lab_pfn(0, page);
+	if (pipe(cmd) || pipe(rep)) {
+		fail(obs, "pipe");
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fail(obs, "fork");
+		goto out;
+	}
+	if (!pid) {
+		close(cmd[1]);
+		close(rep[0]);
+		child_main(s, page, cmd[0], rep[1]);
+	}
+	close(cmd[0]);
+	close(rep[1]);
+	cmd[0] = rep[1] = -1;
+	if (read(rep[0], &r, sizeof(r)) != sizeof(r)) {
+		fail(obs, "child report after fork");
+		goto out;
+	}
+	obs->child_fork = r.pfn;
+	obs->par_fork = lab_pfn(0, page);
+	if (s->child_exits) {
+		waitpid(pid, &status, 0);
+		pid = -1;
+		obs->child = CHILD_EXITED;
+	}
+
+	/* The parent writes: the copy-on-write fault, if the page is shared. */
+	memcpy(page + OFF_PARENT, PARENT, TAG);
+	obs->par_after = lab_pfn(0, page);
+
+	if (s->mode) {
+		used = engine;
+		ret = pindma_dma(fd, PINDMA_IOC_DMA_WRITE, handle, OFF_DEVICE, (void *)DEVICE, TAG,
+				 &used);
+		if (!ret) {
+			obs->engine = used;
+			ret = pindma_dma(fd, PINDMA_IOC_DMA_READ, handle, OFF_PARENT, seen, TAG,
+					 &used);
+		}
+		if (ret) {
+			errno = -ret;
+			fail(obs, "device transfer");
+			goto out;
+		}
+		obs->parent_write_seen = !memcmp(seen, PARENT, TAG);
+		obs->device_write_seen = !memcmp(page + OFF_DEVICE, DEVICE, TAG);
+		pindma_query(fd, handle, 0, &obs->drv_after);
+	}
+
+	if (pid > 0) {
+		if (write(cmd[1], "r", 1) != 1) {
+			fail(obs, "asking the child");
+			goto out;
+		}
+		if (read(rep[0], &r, sizeof(r)) == sizeof(r)) {
+			obs->child_after = r.pfn;
+			obs->child_prefork = !memcmp(r.at_parent, PREFORK, TAG);
+			obs->child = classify(s->child_reads_device ? r.at_device : r.at_parent);
+		}
+		waitpid(pid, &status, 0);
+		pid = -1;
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+			obs->child = CHILD_SEGV;
+		else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			errno = 0;
+			fail(obs, "child ended with status %#x", status);
+			goto out;
+		}
+	}
+
+	if (s->mode)
+		obs->verdict = obs->device_write_seen && obs->parent_write_seen &&
+			obs->drv_after == obs->par_after ? "COHERENT" : "ORPHANED";
+	else
+		obs->verdict = obs->par_after == obs->par_before ? "COHERENT" : "ORPHANED";
+	ok = true;
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (cmd[i] >= 0)
+			close(cmd[i]);
+		if (rep[i] >= 0)
+			close(rep[i]);
+	}
+	if (handle)
+		pindma_unpin(fd, handle);
+	if (!s->mode)
+		munlock(page, LAB_PAGE);
+	return ok;
+}
+
+bool scenario_run(const struct scenario *s, uint32_t engine, struct observation *obs)
+{
+	char *page;
+	int fd = -1;
+	bool ok;
+
+	memset(obs, 0, sizeof(*obs));
+	if (s->mode) {
+		fd = pindma_open();
+		if (fd < 0)
+			return errno = -fd, fail(obs, "open /dev/pindma (is pindma.ko loaded?)");
+	}
+	page = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		return fail(obs, "mmap");
+	}
+	memset(page, 0, LAB_PAGE);
+	memcpy(page + OFF_PARENT, PREFORK, TAG);
+	memcpy(page + OFF_DEVICE, PREFORK, TAG);
+	ok = (!s->dontfork || !madvise(page, LAB_PAGE, MADV_DONTFORK) || fail(obs, "DONTFORK")) &&
+	     (!s->dofork || !madvise(page, LAB_PAGE, MADV_DOFORK) || fail(obs, "DOFORK")) &&
+	     play(s, engine, obs, page, fd);
+	munmap(page, LAB_PAGE);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}

@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pindma's ABI: every bad input gets its own errno and changes nothing; pin, query,
+ * DMA and unpin round trips for both pin modes and both engines; accounting in VmPin
+ * and RLIMIT_MEMLOCK; handle ownership; no leaks over many cycles and many processes.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lab.h"
+#include "pindma_lib.h"
+
+#define NPAGES 4
+#define SIZE (NPAGES * LAB_PAGE)
+
+static struct pindma_info info(int fd)
+{
+	struct pindma_info i = { 0 };
+
+	ioctl(fd, PINDMA_IOC_INFO, &i);
+	return i;
+}
+
+FIXTURE(dev)
+{
+	int fd;
+	char *buf;
+	long vmpin;
+	struct pindma_info start;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = pindma_open();
+	ASSERT_LE(0, self->fd) TH_LOG("open /dev/pindma: %s", strerror(-self->fd));
+	self->buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	memset(self->buf, 0x5a, SIZE);
+	self->vmpin = lab_status_kb("VmPin");
+	ASSERT_LE(0, self->vmpin);
+	self->start = info(self->fd);
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+	munmap(self->buf, SIZE);
+}
+
+/* Failed calls must leave the accounting exactly where it was. */
+static void expect_unchanged(struct __test_metadata *_metadata, FIXTURE_DATA(dev) *self)
+{
+	struct pindma_info now = info(self->fd);
+
+	EXPECT_EQ(self->vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(self->start.handles, now.handles);
+	EXPECT_EQ(self->start.pages_held, now.pages_held);
+}
+
+#define EXPECT_PIN_ERR(err, addr, len, mode, flags) do { \
+	uint32_t h_ = 0; \
+	EXPECT_EQ(-(err), pindma_pin(self->fd, addr, len, mode, flags, &h_)); \
+	expect_unchanged(_metadata, self); \
+} while (0)
+
+TEST_F(dev, zero_length_is_einval)
+{
+	EXPECT_PIN_ERR(EINVAL, self->buf, 0, PINDMA_MODE_GUP, 0);
+}
+
+TEST_F(dev, unaligned_address_is_einval)
+{
+	EXPECT_PIN_ERR(EINVAL, self->buf + 8, LAB_PAGE, PINDMA_MODE_GUP, 0);
+}
+
+TEST_F(dev, wrapping_length_is_eoverflow)
+{
+	EXPECT_PIN_ERR(EOVERFLOW, self->buf, UINT64_MAX - LAB_PAGE, PINDMA_MODE_GUP, 0);
+	EXPECT_PIN_ERR(EOVERFLOW, (void *)(-LAB_PAGE), 2 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0);
+}
+
+TEST_F(dev, too_many_pages_is_e2big)
+{
+	EXPECT_PIN_ERR(E2BIG, self->buf, (PINDMA_MAX_PAGES + 1ULL) * LAB_PAGE, PINDMA_MODE_GUP, 0);
+}
+
+TEST_F(dev, unknown_mode_or_flag_is_einval)
+{
+	EXPECT_PIN_ERR(EINVAL, self->buf, LAB_PAGE, 0, 0);
+	EXPECT_PIN_ERR(EINVAL, self->buf, LAB_PAGE, 3, 0);
+	EXPECT_PIN_ERR(EINVAL, self->buf, LAB_PAGE, PINDMA_MODE_GUP, 1U << 5);
+	EXPECT_PIN_ERR(EINVAL, self->buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, ~0U);
+}
+
+TEST_F(dev, unmapped_range_is_efault)
+{
+	ASSERT_EQ(0, munmap(self->buf + 2 * LAB_PAGE, LAB_PAGE));
+	EXPECT_PIN_ERR(EFAULT, self->buf, SIZE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE);
+	EXPECT_PIN_ERR(EFAULT, self->buf, SIZE, PINDMA_MODE_PIN_LONGTERM, 0);
+	EXPECT_PIN_ERR(EFAULT, self->buf + 2 * LAB_PAGE, LAB_PAGE, PINDMA_MODE_GUP, 0);
+}
+
+TEST_F(dev, write_pin_of_read_only_mapping_is_eacces)
+{
+	ASSERT_EQ(0, mprotect(self->buf, SIZE, PROT_READ));
+	EXPECT_PIN_ERR(EACCES, self->buf, SIZE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE);
+	EXPECT_PIN_ERR(EACCES, self->buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE);
+}
+
+TEST_F(dev, io_pfnmap_range_is_eopnotsupp)
+{
+	char dev[256], path[300];
+	void *bar;
+	int fd;
+
+	ASSERT_TRUE(lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)));
+	snprintf(path, sizeof(path), "%s/resource0", dev);
+	fd = open(path, O_RDWR | O_SYNC);
+	ASSERT_LE(0, fd);
+	bar = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, bar);
+	ASSERT_TRUE(lab_has_vmflag(bar, "pf"));
+	EXPECT_PIN_ERR(EOPNOTSUPP, bar, LAB_PAGE, PINDMA_MODE_GUP, 0);
+	EXPECT_PIN_ERR(EOPNOTSUPP, bar, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE);
+	munmap(bar, LAB_PAGE);
+	close(fd);
+}
+
+TEST_F(dev, bad_user_pointers_are_efault)
+{
+	uint32_t engine = PINDMA_ENGINE_CPU, h;
+
+	EXPECT_EQ(-EFAULT, pindma_call(self->fd, PINDMA_IOC_PIN, NULL));
+	EXPECT_EQ(-EFAULT, pindma_call(self->fd, PINDMA_IOC_PIN, (void *)8));
+	EXPECT_EQ(-EFAULT, pindma_call(self->fd, PINDMA_IOC_UNPIN, NULL));
+	EXPECT_EQ(-EFAULT, pindma_call(self->fd, PINDMA_IOC_QUERY, NULL));
+	EXPECT_EQ(-EFAULT, pindma_call(self->fd, PINDMA_IOC_DMA_READ, NULL));
+	EXPECT_EQ(-EFAULT, pindma_call(self->fd, PINDMA_IOC_INFO, NULL));
+	expect_unchanged(_metadata, self);
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, SIZE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE, &h));
+	EXPECT_EQ(-EFAULT, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, 0, NULL, 16, &engine));
+	EXPECT_EQ(-EFAULT, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 0, (void *)16, 16,
+				      &engine));
+	EXPECT_EQ(0x5a, self->buf[0]);
+	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+}
+
+TEST_F(dev, unknown_ioctl_is_enotty)
+{
+	int x = 0;
+
+	EXPECT_EQ(-ENOTTY, pindma_call(self->fd, _IOW(PINDMA_IOC_MAGIC, 99, int), &x));
+	EXPECT_EQ(-ENOTTY, pindma_call(self->fd, _IO('T', 1), &x));
+}
+
+TEST_F(dev, dma_outside_the_pinned_range_is_erange)
+{
+	uint32_t engine = PINDMA_ENGINE_CPU, h;
+	uint64_t pfn;
+	char b[64];
+
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, 2 * LAB_PAGE, PINDMA_MODE_GUP,
+				PINDMA_PIN_WRITE, &h));
+	EXPECT_EQ(-ERANGE, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, 2 * LAB_PAGE - 8, b, 9,
+				      &engine));
+	EXPECT_EQ(-ERANGE, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 2 * LAB_PAGE, b, 1,
+				      &engine));
+	EXPECT_EQ(-ERANGE, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, UINT64_MAX - 4, b, 8,
+				      &engine));
+	EXPECT_EQ(-EINVAL, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 0, b, 0, &engine));
+	engine = 7;
+	EXPECT_EQ(-EINVAL, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 0, b, 8, &engine));
+	EXPECT_EQ(-ERANGE, pindma_query(self->fd, h, 2, &pfn));
+	EXPECT_EQ(0x5a, self->buf[2 * LAB_PAGE - 8]);
+	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+}
+
+TEST_F(dev, device_cannot_write_a_read_only_pin)
+{
+	uint32_t engine = PINDMA_ENGINE_CPU, h;
+	char b[8] = "nope";
+
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h));
+	EXPECT_EQ(-EACCES, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, 0, b, 4, &engine));
+	EXPECT_EQ(0x5a, self->buf[0]);
+	EXPECT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 0, b, 4, &engine));
+	EXPECT_EQ(0x5a, b[0]);
+	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+}
+
+TEST_F(dev, stale_foreign_and_never_issued_handles_are_enoent)
+{
+	uint32_t engine = PINDMA_ENGINE_CPU, h, other_h;
+	uint64_t pfn;
+	char b[8];
+	int other = pindma_open();
+
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h));
+	ASSERT_EQ(0, pindma_pin(other, self->buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &other_h));
+	EXPECT_NE(h, other_h);
+	/* The other file's handle is not ours. */
+	EXPECT_EQ(-ENOENT, pindma_query(self->fd, other_h, 0, &pfn));
+	EXPECT_EQ(-ENOENT, pindma_unpin(self->fd, other_h));
+	EXPECT_EQ(-ENOENT, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, other_h, 0, b, 1, &engine));
+	EXPECT_EQ(0, pindma_unpin(other, other_h));
+	/* Stale: unpinned already. */
+	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+	EXPECT_EQ(-ENOENT, pindma_unpin(self->fd, h));
+	EXPECT_EQ(-ENOENT, pindma_query(self->fd, h, 0, &pfn));
+	/* Never issued. */
+	EXPECT_EQ(-ENOENT, pindma_unpin(self->fd, 0));
+	EXPECT_EQ(-ENOENT, pindma_unpin(self->fd, 0xfffffff0));
+	close(other);
+	expect_unchanged(_metadata, self);
+}
+
+static int child_uses_parent_handle(int fd, uint32_t h)
+{
+	uint32_t engine = PINDMA_ENGINE_CPU;
+	uint64_t pfn;
+	char b[8];
+
+	if (pindma_query(fd, h, 0, &pfn) != -EPERM)
+		return 1;
+	if (pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 0, b, 1, &engine) != -EPERM)
+		return 2;
+	if (pindma_unpin(fd, h) != -EPERM)
+		return 3;
+	return 0;
+}
+
+/* The documented semantics: a forked child shares the file but not the handles. */
+TEST_F(dev, forked_child_cannot_use_parent_handles)
+{
+	uint64_t pfn;
+	uint32_t h;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM,
+				PINDMA_PIN_WRITE, &h));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(child_uses_parent_handle(self->fd, h));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, pindma_query(self->fd, h, 0, &pfn));
+	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+}
+
+FIXTURE(trip)
+{
+	int fd;
+	char *buf;
+};
+
+FIXTURE_VARIANT(trip)
+{
+	uint32_t mode;
+	uint32_t engine;
+};
+
+FIXTURE_VARIANT_ADD(trip, gup_cpu) { .mode = PINDMA_MODE_GUP, .engine = PINDMA_ENGINE_CPU };
+FIXTURE_VARIANT_ADD(trip, gup_edu) { .mode = PINDMA_MODE_GUP, .engine = PINDMA_ENGINE_EDU };
+FIXTURE_VARIANT_ADD(trip, pin_cpu) {
+	.mode = PINDMA_MODE_PIN_LONGTERM, .engine = PINDMA_ENGINE_CPU };
+FIXTURE_VARIANT_ADD(trip, pin_edu) {
+	.mode = PINDMA_MODE_PIN_LONGTERM, .engine = PINDMA_ENGINE_EDU };
+
+FIXTURE_SETUP(trip)
+{
+	self->fd = pindma_open();
+	ASSERT_LE(0, self->fd);
+	self->buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	for (unsigned long i = 0; i < SIZE; i++)
+		self->buf[i] = (char)(i * 7 + 1);
+}
+
+FIXTURE_TEARDOWN(trip)
+{
+	close(self->fd);
+	munmap(self->buf, SIZE);
+}
+
+/* Pin, check PFNs against pagemap, let the device write and read across a page boundary. */
+TEST_F(trip, round_trip_across_pages)
+{
+	long vmpin = lab_status_kb("VmPin");
+	uint32_t engine = variant->engine, h;
+	char out[300], in[300];
+	uint64_t pfn;
+
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, SIZE, variant->mode, PINDMA_PIN_WRITE, &h));
+	EXPECT_EQ(vmpin + (long)(SIZE / 1024), lab_status_kb("VmPin"));
+	for (uint32_t i = 0; i < NPAGES; i++) {
+		ASSERT_EQ(0, pindma_query(self->fd, h, i, &pfn));
+		EXPECT_EQ(lab_pfn(0, self->buf + i * LAB_PAGE), pfn) TH_LOG("page %u", i);
+	}
+
+	/* The device writes 300 bytes straddling pages 1 and 2. */
+	for (int i = 0; i < 300; i++)
+		out[i] = (char)(0xa0 ^ i);
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, 2 * LAB_PAGE - 150, out, 300,
+				&engine));
+	EXPECT_EQ(variant->engine, engine);
+	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE - 150, out, 300));
+	EXPECT_EQ((char)((2 * LAB_PAGE - 151) * 7 + 1), self->buf[2 * LAB_PAGE - 151]);
+	EXPECT_EQ((char)((2 * LAB_PAGE + 150) * 7 + 1), self->buf[2 * LAB_PAGE + 150]);
+
+	/* The CPU writes, the device reads it back across pages 2 and 3. */
+	memset(self->buf + 3 * LAB_PAGE - 100, 'c', 200);
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 3 * LAB_PAGE - 110, in, 220,
+				&engine));
+	EXPECT_EQ((char)((3 * LAB_PAGE - 110) * 7 + 1), in[0]);
+	for (int i = 10; i < 210; i++) {
+		if (in[i] != 'c')
+			ASSERT_EQ(-1, i) TH_LOG("byte %d is %#x, not 'c'", i, in[i]);
+	}
+
+	ASSERT_EQ(0, pindma_unpin(self->fd, h));
+	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
+}
+
+/* A whole page in one request: the edu engine must split it (4096 would abort QEMU). */
+TEST_F(trip, whole_page_transfer)
+{
+	uint32_t engine = variant->engine, h;
+	char *page = malloc(LAB_PAGE);
+
+	ASSERT_NE(NULL, page);
+	memset(page, 'w', LAB_PAGE);
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, SIZE, variant->mode, PINDMA_PIN_WRITE, &h));
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, LAB_PAGE, page, LAB_PAGE,
+				&engine));
+	EXPECT_EQ(0, memcmp(self->buf + LAB_PAGE, page, LAB_PAGE));
+	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+	free(page);
+}
+
+/* Closing the file unpins everything it held and returns the VmPin charge. */
+TEST(close_unpins_everything)
+{
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long vmpin = lab_status_kb("VmPin");
+	int fd = pindma_open(), watch = pindma_open();
+	struct pindma_info before = info(watch);
+	uint32_t h;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, watch);
+	ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE, &h));
+	ASSERT_EQ(0, pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h));
+	EXPECT_EQ(vmpin + (long)(SIZE + LAB_PAGE) / 1024, lab_status_kb("VmPin"));
+	EXPECT_EQ(before.handles + 2, info(watch).handles);
+	EXPECT_EQ(before.pages_held + NPAGES + 1, info(watch).pages_held);
+	close(fd);
+	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(before.handles, info(watch).handles);
+	EXPECT_EQ(before.pages_held, info(watch).pages_held);
+	close(watch);
+}
+
+static int pin_as_nobody(void *arg)
+{
+	struct rlimit rl = { 16 * LAB_PAGE, 16 * LAB_PAGE };
+	char *buf = arg;
+	uint32_t h, h2;
+	int fd;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
+		return 10;
+	fd = pindma_open();
+	if (fd < 0)
+		return 11;
+	if (pindma_pin(fd, buf, 17 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h) != -ENOMEM)
+		return 12;
+	if (pindma_pin(fd, buf, 16 * LAB_PAGE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE, &h))
+		return 13;
+	/* The limit counts what is already pinned. */
+	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h2) != -ENOMEM)
+		return 14;
+	if (lab_status_kb("VmPin") != 64)
+		return 15;
+	if (pindma_unpin(fd, h) || lab_status_kb("VmPin") != 0)
+		return 16;
+	return 0;
+}
+
+/* An unprivileged user is held to RLIMIT_MEMLOCK, as ib_umem holds it. */
+TEST(unprivileged_user_is_held_to_rlimit_memlock)
+{
+	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int status;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	status = lab_in_child(pin_as_nobody, buf);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+}
+
+/* MemFree after dropping caches, so that page cache noise does not hide or fake a leak. */
+static long meminfo_free_kb(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+	if (fd >= 0) {
+		(void)!write(fd, "3", 1);
+		close(fd);
+	}
+	return lab_meminfo_kb("MemFree");
+}
+
+/* 1000 pin/DMA/unpin cycles leave MemFree and the counters where they were. */
+TEST(thousand_cycles_leak_nothing)
+{
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = pindma_open();
+	struct pindma_info before;
+	long vmpin, free_before, free_after;
+	char b[64] = "cycle";
+
+	ASSERT_LE(0, fd);
+	memset(buf, 1, SIZE);
+	before = info(fd);
+	vmpin = lab_status_kb("VmPin");
+	free_before = meminfo_free_kb();
+	for (int i = 0; i < 1000; i++) {
+		uint32_t engine = PINDMA_ENGINE_CPU, h;
+		uint32_t mode = i & 1 ? PINDMA_MODE_GUP : PINDMA_MODE_PIN_LONGTERM;
+
+		ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, mode, PINDMA_PIN_WRITE, &h));
+		ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, i % SIZE, b, 32, &engine));
+		ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 77, b, 64, &engine));
+		ASSERT_EQ(0, pindma_unpin(fd, h));
+	}
+	free_after = meminfo_free_kb();
+	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(before.handles, info(fd).handles);
+	EXPECT_EQ(before.pages_held, info(fd).pages_held);
+	/* 1000 cycles of 4 pages each: a leak would be 16 MiB; allow 1 MiB of noise. */
+	EXPECT_GT(1024, free_before - free_after)
+		TH_LOG("MemFree %ld -> %ld kB", free_before, free_after);
+	close(fd);
+}
+
+/* One worker: 1000 mixed operations on its own memory, plus forks, all answers checked. */
+static int worker(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t handles[8] = { 0 };
+	int fd = pindma_open();
+	char b[128];
+
+	if (fd < 0 || buf == MAP_FAILED)
+		return 20;
+	memset(buf, 3, SIZE);
+	for (int i = 0; i < 1000; i++) {
+		int slot = rand_r(&seed) % 8, op = rand_r(&seed) % 6, ret = 0;
+		uint32_t engine = PINDMA_ENGINE_CPU;
+		uint64_t pfn;
+		pid_t pid;
+
+		switch (op) {
+		case 0:
+		case 1:
+			if (handles[slot])
+				ret = pindma_unpin(fd, handles[slot]);
+			handles[slot] = 0;
+			if (!ret)
+				ret = pindma_pin(fd, buf, SIZE, 1 + op, PINDMA_PIN_WRITE,
+						 &handles[slot]);
+			break;
+		case 2:
+			if (handles[slot])
+				ret = pindma_dma(fd, PINDMA_IOC_DMA_WRITE, handles[slot],
+						 rand_r(&seed) % (SIZE - 128), b, 128, &engine);
+			break;
+		case 3:
+			if (handles[slot])
+				ret = pindma_dma(fd, PINDMA_IOC_DMA_READ, handles[slot],
+						 rand_r(&seed) % (SIZE - 128), b, 128, &engine);
+			break;
+		case 4:
+			if (handles[slot])
+				ret = pindma_query(fd, handles[slot], rand_r(&seed) % NPAGES, &pfn);
+			break;
+		default:
+			if (i % 50)
+				break;
+			pid = fork();
+			if (pid == 0)
+				_exit(buf[0] == 3 ? 0 : 1);
+			if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+				return 21;
+			buf[LAB_PAGE] = 3;	/* copy-on-write under the pins */
+			break;
+		}
+		if (ret)
+			return 22 + op;
+	}
+	close(fd);	/* unpins what is left */
+	return 0;
+}
+
+/* 8 processes x 1000 mixed operations at once: every call answers right, nothing leaks. */
+TEST(eight_processes_concurrently)
+{
+	int watch = pindma_open(), status, failed = 0;
+	struct pindma_info before;
+	pid_t pids[8];
+
+	ASSERT_LE(0, watch);
+	before = info(watch);
+	for (int i = 0; i < 8; i++) {
+		fflush(NULL);
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i])
+			_exit(worker((void *)(uintptr_t)(i + 1)));
+	}
+	for (int i = 0; i < 8; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			TH_LOG("worker %d: status %#x", i, status);
+			failed++;
+		}
+	}
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(before.handles, info(watch).handles);
+	EXPECT_EQ(before.pages_held, info(watch).pages_held);
+	close(watch);
+}
+
+LAB_HARNESS_MAIN

@@ -67,7 +67,7 @@ static void picture(const struct scenario *s, const struct observation *o)
 			else
 				snprintf(cell, sizeof(cell), "%s -> page %c (pfn %llx)", who[w], 'A' + p,
 					 (unsigned long long)pfn);
-			printf(" %-28s", cell);
+			printf(st < 2 ? " %-28s" : " %s", cell);
 		}
 		printf("\n");
 	}
@@ -103,6 +103,8 @@ static void text_row(unsigned int i, const struct scenario *s, const struct obse
 		 pfn_str(d, 20, o->par_fork), pfn_str(e, 20, o->par_after));
 	snprintf(chi, sizeof(chi), "%s->%s", pfn_str(f, 20, o->child_fork),
 		 pfn_str(g, 20, o->child_after));
+	if (!o->child_fork && !o->child_after)
+		snprintf(chi, sizeof(chi), "none");
 	printf("%2u %-19s %-5s %-8s %-10s %-10s %-12s %-19s %-12s %-21s %-8s %-8s %s\n", i + 1,
 	       s->name, mode_name(s->mode), s->dofork ? "then DO" : yes(s->dontfork),
 	       dev ? yes(o->device_write_seen) : "-", dev ? yes(o->parent_write_seen) : "-",

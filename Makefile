@@ -10,13 +10,13 @@ export FLAVOUR BUILD
 
 .PHONY: test demo shell guest kernel deps clean distclean
 test: guest
-	vm/run --name test -- /lab/tests/run $(T)
+	T="$(T)" tests/run-all
 
 demo: guest
-	vm/run --name demo -- /lab/demo/run
+	vm/run --name demo --disk $(BUILD)/disk.img -- /lab/demo/run
 
 shell: guest
-	vm/run --name shell --shell
+	vm/run --name shell --disk $(BUILD)/disk.img --shell
 
 guest: kernel
 	@$(MAKE) --no-print-directory -f vm/guest.mk

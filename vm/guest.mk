@@ -11,20 +11,32 @@ LIB := tests/lib/lab.c demo/scenario.c
 LIBDEPS := $(LIB) $(wildcard tests/lib/*.h demo/*.h) drivers/pindma/uapi/pindma.h $(STAMP)
 
 TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) $(GUEST)/lab/tests/run
+HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/helpers/*.c))
 DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
 	$(if $(wildcard demo/run),$(GUEST)/lab/demo/run)
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(DEMOS) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
 
-.PHONY: all module FORCE
-all: $(TESTS) $(DEMOS) $(MODULES)
+.PHONY: all FORCE
+all: $(TESTS) $(HELPERS) $(DEMOS) $(MODULES) $(BUILD)/disk.img
 	$(if $(STALE),rm -f $(STALE))
 	@vm/mkinitramfs.sh
+
+# The guest's scratch disk (virtio-blk, ext4), made again when missing. Lazy init is off so that no
+# background zeroing adds to the written-sector counts the fadvise tests read.
+$(BUILD)/disk.img:
+	truncate -s 256M $@.tmp
+	/sbin/mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
+	mv $@.tmp $@
 
 $(GUEST)/lab/tests/%: tests/%.c $(LIBDEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB)
+
+$(GUEST)/lab/bin/%: tests/helpers/%.c $(LIBDEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $<
 
 $(GUEST)/lab/demo/%_demo: demo/%_demo.c $(LIBDEPS)
 	@mkdir -p $(@D)

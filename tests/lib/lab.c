@@ -190,3 +190,48 @@ bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t s
 	closedir(dir);
 	return found;
 }
+
+long long lab_sectors_written(const char *disk)
+{
+	long long f[7] = { 0 };
+	char path[64];
+	FILE *s;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/stat", disk);
+	s = fopen(path, "r");
+	if (!s)
+		return -1;
+	if (fscanf(s, "%lld %lld %lld %lld %lld %lld %lld", &f[0], &f[1], &f[2], &f[3], &f[4],
+		   &f[5], &f[6]) != 7)
+		f[6] = -1;
+	fclose(s);
+	return f[6];
+}
+
+#define KPF_DIRTY 4
+#define KPF_WRITEBACK 8
+
+int lab_page_states(const char *map, unsigned long first, unsigned long n, int *dirty,
+		    int *writeback)
+{
+	int kpf = open("/proc/kpageflags", O_RDONLY);
+
+	*dirty = *writeback = 0;
+	if (kpf < 0)
+		return -1;
+	for (unsigned long i = first; i < first + n; i++) {
+		uint64_t flags, pfn;
+
+		(void)*(volatile const char *)(map + i * LAB_PAGE);	/* map it in */
+		pfn = lab_pfn(0, map + i * LAB_PAGE);
+		if (!pfn || pread(kpf, &flags, 8, pfn * 8) != 8) {
+			close(kpf);
+			return -1;
+		}
+		*dirty += !!(flags & (1ULL << KPF_DIRTY));
+		*writeback += !!(flags & (1ULL << KPF_WRITEBACK));
+	}
+	close(kpf);
+	return 0;
+}
+

@@ -28,4 +28,13 @@ long lab_meminfo_kb(const char *field);
 /* The sysfs folder of the first PCI device with this vendor:device, or false. */
 bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t size);
 
+/* Sectors written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
+long long lab_sectors_written(const char *disk);
+/*
+ * Over pages [first, first + n) of a file mapping, count those dirty and those under
+ * writeback (/proc/self/pagemap + /proc/kpageflags; maps each page in). 0, or -1 on error.
+ */
+int lab_page_states(const char *map, unsigned long first, unsigned long n, int *dirty,
+		    int *writeback);
+
 #endif

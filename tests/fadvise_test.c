@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT (kernel-patches/0001) on a real block
+ * device: the guest's virtio-blk disk, ext4 on /mnt/disk. Page state is read per page from
+ * /proc/self/pagemap + /proc/kpageflags through a shared mapping of the file, and I/O from
+ * the disk's written-sector count. The periodic flusher is stopped while a test runs, so
+ * that every write-out seen is one the test asked for.
+ */
+#define _GNU_SOURCE
+/* The two values come from the patched uapi header; glibc's <fcntl.h> defines the POSIX ones. */
+#include <linux/fadvise.h>
+#undef POSIX_FADV_NORMAL
+#undef POSIX_FADV_RANDOM
+#undef POSIX_FADV_SEQUENTIAL
+#undef POSIX_FADV_WILLNEED
+#undef POSIX_FADV_DONTNEED
+#undef POSIX_FADV_NOREUSE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lab.h"
+
+#define DIR "/mnt/disk"
+#define MIB (1024 * 1024UL)
+#define SIZE (8 * MIB)
+#define NPAGES (SIZE / LAB_PAGE)
+
+static void write_knob(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd >= 0) {
+		(void)!write(fd, value, strlen(value));
+		close(fd);
+	}
+}
+
+FIXTURE(file)
+{
+	char path[64];
+	int fd;
+	char *map;
+};
+
+FIXTURE_SETUP(file)
+{
+	struct stat st;
+	char *buf;
+
+	ASSERT_EQ(0, stat(DIR, &st));
+	ASSERT_LE(0, lab_sectors_written("vda")) TH_LOG("no /dev/vda: vm/run --disk attaches it");
+	/* Only what the tests start may reach the disk. */
+	write_knob("/proc/sys/vm/dirty_writeback_centisecs", "0");
+	write_knob("/proc/sys/vm/dirty_background_ratio", "90");
+	write_knob("/proc/sys/vm/dirty_ratio", "95");
+	snprintf(self->path, sizeof(self->path), DIR "/fadvise.%d", getpid());
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, self->fd);
+	/* Allocated and on disk first: the tests then only overwrite data in place. */
+	buf = malloc(SIZE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 'o', SIZE);
+	ASSERT_EQ((ssize_t)SIZE, write(self->fd, buf, SIZE));
+	ASSERT_EQ(0, fsync(self->fd));
+	free(buf);
+	self->map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->map);
+}
+
+FIXTURE_TEARDOWN(file)
+{
+	munmap(self->map, SIZE);
+	close(self->fd);
+	unlink(self->path);
+	write_knob("/proc/sys/vm/dirty_writeback_centisecs", "500");
+	write_knob("/proc/sys/vm/dirty_background_ratio", "10");
+	write_knob("/proc/sys/vm/dirty_ratio", "20");
+}
+
+static void dirty_all(FIXTURE_DATA(file) *self, char c)
+{
+	char *buf = malloc(SIZE);
+
+	memset(buf, c, SIZE);
+	if (pwrite(self->fd, buf, SIZE, 0) != (ssize_t)SIZE)
+		abort();
+	free(buf);
+}
+
+/* Wait (at most 10 s) for sectors to rise above before; returns the count. */
+static long long sectors_after(long long before)
+{
+	long long now = lab_sectors_written("vda");
+
+	for (int i = 0; i < 1000 && now <= before; i++) {
+		usleep(10000);
+		now = lab_sectors_written("vda");
+	}
+	return now;
+}
+
+TEST(constants_have_their_2006_values)
+{
+	EXPECT_EQ(32, LINUX_FADV_ASYNC_WRITE);
+	EXPECT_EQ(33, LINUX_FADV_WRITE_WAIT);
+}
+
+/* ASYNC_WRITE starts I/O on the range's dirty pages; the rest of the file stays dirty. */
+TEST_F(file, async_write_starts_io_on_the_range_only)
+{
+	long long before;
+	int dirty, wb;
+
+	dirty_all(self, 'a');
+	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES, &dirty, &wb));
+	ASSERT_EQ((int)NPAGES, dirty) TH_LOG("the write should have dirtied every page");
+	before = lab_sectors_written("vda");
+	/* The first half only. */
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE / 2, LINUX_FADV_ASYNC_WRITE));
+	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES / 2, &dirty, &wb));
+	EXPECT_EQ(0, dirty) TH_LOG("%d pages of the range still dirty", dirty);
+	EXPECT_LE((long long)(SIZE / 2 / 512), sectors_after(before) - before);
+	ASSERT_EQ(0, lab_page_states(self->map, NPAGES / 2, NPAGES / 2, &dirty, &wb));
+	EXPECT_EQ((int)NPAGES / 2, dirty) TH_LOG("pages outside the range were written");
+	EXPECT_EQ(0, wb);
+}
+
+/* Through a shared mapping too: the dirtied PTEs are found and written. */
+TEST_F(file, async_write_covers_mmap_writes)
+{
+	long long before = lab_sectors_written("vda");
+	int dirty, wb;
+
+	for (unsigned long i = 0; i < SIZE; i += LAB_PAGE)
+		self->map[i] = 'm';
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, LINUX_FADV_ASYNC_WRITE)) TH_LOG("len 0: to EOF");
+	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES, &dirty, &wb));
+	EXPECT_EQ(0, dirty);
+	EXPECT_LE((long long)(SIZE / 512), sectors_after(before) - before);
+}
+
+/* WRITE_WAIT starts nothing: dirty pages stay dirty and no sector is written. */
+TEST_F(file, write_wait_starts_nothing)
+{
+	long long before;
+	int dirty, wb;
+
+	dirty_all(self, 'b');
+	before = lab_sectors_written("vda");
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE, LINUX_FADV_WRITE_WAIT));
+	usleep(200000);
+	EXPECT_EQ(before, lab_sectors_written("vda"));
+	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES, &dirty, &wb));
+	EXPECT_EQ((int)NPAGES, dirty);
+	EXPECT_EQ(0, wb);
+}
+
+/* WRITE_WAIT returns only when no page of the range is under writeback. */
+TEST_F(file, write_wait_waits_for_writeback_in_flight)
+{
+	int dirty, wb;
+
+	dirty_all(self, 'c');
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE, LINUX_FADV_ASYNC_WRITE));
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE, LINUX_FADV_WRITE_WAIT));
+	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES, &dirty, &wb));
+	EXPECT_EQ(0, wb);
+	EXPECT_EQ(0, dirty);
+}
+
+/* wait, write, wait: nothing of the range is left dirty or in flight. */
+TEST_F(file, wait_write_wait_leaves_nothing_dirty)
+{
+	int dirty, wb;
+
+	dirty_all(self, 'd');
+	for (unsigned long i = 0; i < SIZE; i += 3 * LAB_PAGE)
+		self->map[i + 1] = 'D';
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE, LINUX_FADV_WRITE_WAIT));
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE, LINUX_FADV_ASYNC_WRITE));
+	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE, LINUX_FADV_WRITE_WAIT));
+	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES, &dirty, &wb));
+	EXPECT_EQ(0, dirty);
+	EXPECT_EQ(0, wb);
+}
+
+/* The article's complaint, still true on 6.1: msync(MS_ASYNC) starts no I/O. */
+TEST_F(file, msync_async_starts_no_io)
+{
+	long long before;
+	int dirty, wb;
+
+	for (unsigned long i = 0; i < SIZE; i += LAB_PAGE)
+		self->map[i] = 's';
+	before = lab_sectors_written("vda");
+	ASSERT_EQ(0, msync(self->map, SIZE, MS_ASYNC));
+	usleep(200000);
+	EXPECT_EQ(before, lab_sectors_written("vda"));
+	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES, &dirty, &wb));
+	EXPECT_EQ((int)NPAGES, dirty);
+}
+
+TEST_F(file, bad_arguments)
+{
+	int pipefd[2], tmp;
+
+	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, -1, LINUX_FADV_ASYNC_WRITE));
+	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, -4096, LINUX_FADV_WRITE_WAIT));
+	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, SIZE, 34));
+	EXPECT_EQ(EBADF, posix_fadvise(-1, 0, SIZE, LINUX_FADV_ASYNC_WRITE));
+	ASSERT_EQ(0, pipe(pipefd));
+	EXPECT_EQ(ESPIPE, posix_fadvise(pipefd[0], 0, 0, LINUX_FADV_ASYNC_WRITE));
+	EXPECT_EQ(ESPIPE, posix_fadvise(pipefd[1], 0, 0, LINUX_FADV_WRITE_WAIT));
+	close(pipefd[0]);
+	close(pipefd[1]);
+	/* Huge offset and len: rounded like the other commands, not an error. */
+	EXPECT_EQ(0, posix_fadvise(self->fd, 1LL << 62, 1LL << 62, LINUX_FADV_ASYNC_WRITE));
+	EXPECT_EQ(0, posix_fadvise(self->fd, 1LL << 62, 0, LINUX_FADV_WRITE_WAIT));
+	/* tmpfs has no writeback (noop backing_dev_info): accepted and ignored, as the others. */
+	tmp = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+	ASSERT_LE(0, tmp);
+	EXPECT_EQ(0, posix_fadvise(tmp, 0, 0, LINUX_FADV_ASYNC_WRITE));
+	EXPECT_EQ(0, posix_fadvise(tmp, 0, 0, LINUX_FADV_WRITE_WAIT));
+	EXPECT_EQ(0, posix_fadvise(tmp, 0, 0, POSIX_FADV_WILLNEED));
+	close(tmp);
+}
+
+LAB_HARNESS_MAIN

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * crash_helper: the guest half of tests/host/crash_durability.sh.
+ *
+ *   crash_helper write   overwrite two preallocated, fsynced files; run WRITE_WAIT,
+ *                        ASYNC_WRITE, WRITE_WAIT on the first only; reset the machine
+ *                        at once with sysrq 'b' (no sync, no unmount)
+ *   crash_helper check   after the next boot, print how many pages of each file hold
+ *                        the new bytes, as "data N/M" and "control N/M"
+ */
+#define _GNU_SOURCE
+#include <linux/fadvise.h>
+#undef POSIX_FADV_NORMAL
+#undef POSIX_FADV_RANDOM
+#undef POSIX_FADV_SEQUENTIAL
+#undef POSIX_FADV_WILLNEED
+#undef POSIX_FADV_DONTNEED
+#undef POSIX_FADV_NOREUSE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SIZE (4 * 1024 * 1024)
+#define PAGE 4096
+#define OLD 'o'
+#define NEW 'N'
+
+static const char *const files[] = { "/mnt/disk/crash.data", "/mnt/disk/crash.control" };
+
+static void knob(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value)) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+}
+
+static int fill(int fd, char c)
+{
+	static char buf[SIZE];
+
+	memset(buf, c, SIZE);
+	return pwrite(fd, buf, SIZE, 0) == SIZE ? 0 : -1;
+}
+
+static int do_write(void)
+{
+	int fd[2];
+
+	/* Nothing but the calls under test may write the data out before the reset. */
+	knob("/proc/sys/vm/dirty_writeback_centisecs", "0");
+	knob("/proc/sys/vm/dirty_background_ratio", "90");
+	knob("/proc/sys/vm/dirty_ratio", "95");
+	for (int i = 0; i < 2; i++) {
+		fd[i] = open(files[i], O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd[i] < 0 || fill(fd[i], OLD) || fsync(fd[i]))
+			return perror(files[i]), 2;
+	}
+	sync();
+	for (int i = 0; i < 2; i++)
+		if (fill(fd[i], NEW))
+			return perror(files[i]), 2;
+	if (posix_fadvise(fd[0], 0, SIZE, LINUX_FADV_WRITE_WAIT) ||
+	    posix_fadvise(fd[0], 0, SIZE, LINUX_FADV_ASYNC_WRITE) ||
+	    posix_fadvise(fd[0], 0, SIZE, LINUX_FADV_WRITE_WAIT))
+		return perror("posix_fadvise"), 2;
+	printf("crash_helper: data written with wait-write-wait, control only dirtied; resetting\n");
+	fflush(stdout);
+	knob("/proc/sysrq-trigger", "b");
+	return 2;	/* not reached */
+}
+
+static int do_check(void)
+{
+	static char buf[SIZE];
+
+	for (int i = 0; i < 2; i++) {
+		int fd = open(files[i], O_RDONLY), pages = 0;
+
+		if (fd < 0 || pread(fd, buf, SIZE, 0) != SIZE)
+			return perror(files[i]), 2;
+		for (int p = 0; p < SIZE / PAGE; p++)
+			pages += buf[p * PAGE] == NEW && buf[p * PAGE + PAGE - 1] == NEW;
+		printf("%s %d/%d\n", i ? "control" : "data", pages, SIZE / PAGE);
+		close(fd);
+		unlink(files[i]);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "write"))
+		return do_write();
+	if (argc == 2 && !strcmp(argv[1], "check"))
+		return do_check();
+	fprintf(stderr, "usage: crash_helper write|check\n");
+	return 2;
+}

@@ -198,7 +198,8 @@ int main(int argc, char **argv)
 		printf("%2u %s: %s\n", i + 1, run[i]->name, run[i]->note);
 	for (i = 0; i < n; i++)
 		if (!obs[i].error[0] && (!strcmp(run[i]->name, "gup") ||
-					 !strcmp(run[i]->name, "gup-dontfork")))
+					 !strcmp(run[i]->name, "gup-dontfork") ||
+					 !strcmp(run[i]->name, "pin-switch-on")))
 			picture(run[i], &obs[i]);
 	printf("\n%u rows: %u as expected, %u mismatched, %u could not run\n", n,
 	       n - mismatched - failed, mismatched, failed);

@@ -29,32 +29,121 @@ static const char PARENT[TAG] = "parent wrote";
 static const char DEVICE[TAG] = "device wrote";
 
 const struct scenario scenarios[] = {
-	{ "gup", "GUP, child alive, parent writes after fork", PINDMA_MODE_GUP,
-	  false, false, false, false, "ORPHANED",
-	  "the parent's write copies the page; the driver keeps the old one, now the child's" },
-	{ "gup-child-exited", "GUP, child exited before the parent writes", PINDMA_MODE_GUP,
-	  false, false, true, false, "ORPHANED",
-	  "6.1 reuses a page on write only when its refcount says nobody else holds it, and the "
-	  "GUP reference counts; 2006 decided by mapcount and would have reused it (COHERENT)" },
-	{ "gup-dontfork", "GUP with MADV_DONTFORK", PINDMA_MODE_GUP,
-	  true, false, false, false, "COHERENT",
-	  "the child has no such range (touching it is SIGSEGV), so there is nothing to copy" },
-	{ "gup-dontfork-dofork", "GUP, MADV_DONTFORK then MADV_DOFORK", PINDMA_MODE_GUP,
-	  true, true, false, false, "ORPHANED", "DOFORK undoes DONTFORK: back to the first row" },
-	{ "pin", "PIN_LONGTERM (FOLL_PIN), no DONTFORK", PINDMA_MODE_PIN_LONGTERM,
-	  false, false, false, false, "COHERENT",
-	  "since 5.9 fork copies maybe-pinned pages for the child: it gets a new PFN and the "
-	  "pre-fork bytes" },
-	{ "pin-dontfork", "PIN_LONGTERM with MADV_DONTFORK", PINDMA_MODE_PIN_LONGTERM,
-	  true, false, false, false, "COHERENT", "the range is not in the child at all" },
-	{ "gup-leak", "GUP, device writes after the parent's copy-on-write", PINDMA_MODE_GUP,
-	  false, false, false, true, "ORPHANED",
-	  "the device's bytes land in the child's page: the child reads them (the leak direction)" },
-	{ "mlock", "mlock() only, no driver", 0, false, false, false, false, "ORPHANED",
-	  "the page the parent locked stays with the child; the parent's PFN moves" },
-	{ "mlock-dontfork", "mlock() with MADV_DONTFORK, no driver", 0,
-	  true, false, false, false, "COHERENT", "the parent's PFN stays put" },
+	{
+		.name = "gup",
+		.title = "GUP, child alive, parent writes after fork",
+		.mode = PINDMA_MODE_GUP,
+		.expect = "ORPHANED",
+		.note = "the parent's write copies the page; the driver keeps the old one, now the child's",
+	},
+	{
+		.name = "gup-child-exited",
+		.title = "GUP, child exited before the parent writes",
+		.mode = PINDMA_MODE_GUP,
+		.child_exits = true,
+		.expect = "ORPHANED",
+		.note = "6.1 reuses a page on write only when its refcount says nobody else holds it, and the "
+			"GUP reference counts; 2006 decided by mapcount and would have reused it (COHERENT)",
+	},
+	{
+		.name = "gup-dontfork",
+		.title = "GUP with MADV_DONTFORK",
+		.mode = PINDMA_MODE_GUP,
+		.dontfork = true,
+		.expect = "COHERENT",
+		.note = "the child has no such range (touching it is SIGSEGV), so there is nothing to copy",
+	},
+	{
+		.name = "gup-dontfork-dofork",
+		.title = "GUP, MADV_DONTFORK then MADV_DOFORK",
+		.mode = PINDMA_MODE_GUP,
+		.dontfork = true,
+		.dofork = true,
+		.expect = "ORPHANED",
+		.note = "DOFORK undoes DONTFORK: back to the first row",
+	},
+	{
+		.name = "pin",
+		.title = "PIN_LONGTERM (FOLL_PIN), no DONTFORK",
+		.mode = PINDMA_MODE_PIN_LONGTERM,
+		.expect = "COHERENT",
+		.note = "since 5.9 fork copies maybe-pinned pages for the child: it gets a new PFN and the "
+			"pre-fork bytes",
+	},
+	{
+		.name = "pin-dontfork",
+		.title = "PIN_LONGTERM with MADV_DONTFORK",
+		.mode = PINDMA_MODE_PIN_LONGTERM,
+		.dontfork = true,
+		.expect = "COHERENT",
+		.note = "the range is not in the child at all",
+	},
+	{
+		.name = "gup-leak",
+		.title = "GUP, device writes after the parent's copy-on-write",
+		.mode = PINDMA_MODE_GUP,
+		.child_reads_device = true,
+		.expect = "ORPHANED",
+		.note = "the device's bytes land in the child's page: the child reads them (the leak direction)",
+	},
+	{
+		.name = "mlock",
+		.title = "mlock() only, no driver",
+		.mode = 0,
+		.expect = "ORPHANED",
+		.note = "the page the parent locked stays with the child; the parent's PFN moves",
+	},
+	{
+		.name = "mlock-dontfork",
+		.title = "mlock() with MADV_DONTFORK, no driver",
+		.mode = 0,
+		.dontfork = true,
+		.expect = "COHERENT",
+		.note = "the parent's PFN stays put",
+	},
+	{
+		.name = "pin-switch-on",
+		.title = "PIN_LONGTERM, vm.fork_share_pinned=1",
+		.mode = PINDMA_MODE_PIN_LONGTERM,
+		.expect = "ORPHANED",
+		.note = "the switch makes fork share the pinned page as before 5.9: the 2006 bug, with FOLL_PIN",
+		.knob = KNOB_ON,
+	},
+	{
+		.name = "pin-switch-on-dontfork",
+		.title = "PIN_LONGTERM, vm.fork_share_pinned=1, MADV_DONTFORK",
+		.mode = PINDMA_MODE_PIN_LONGTERM,
+		.dontfork = true,
+		.expect = "COHERENT",
+		.note = "MADV_DONTFORK still protects the range when fork no longer does",
+		.knob = KNOB_ON,
+	},
+	{
+		.name = "pin-switch-off",
+		.title = "PIN_LONGTERM, vm.fork_share_pinned=0 again",
+		.mode = PINDMA_MODE_PIN_LONGTERM,
+		.expect = "COHERENT",
+		.note = "switched off, fork copies for the child again",
+		.knob = KNOB_OFF,
+	},
 };
+
+#define KNOB_PATH "/proc/sys/vm/fork_share_pinned"
+
+/* Set the switch; returns the value it had, or -1 when this kernel has none. */
+static int knob_swap(int value)
+{
+	int old = -1;
+	FILE *f = fopen(KNOB_PATH, "r+");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &old) != 1 || fseek(f, 0, SEEK_SET) || fprintf(f, "%d\n", value) < 0)
+		old = -1;
+	if (fclose(f))
+		old = -1;
+	return old;
+}
 
 const unsigned int n_scenarios = sizeof(scenarios) / sizeof(scenarios[0]);
 
@@ -248,8 +337,8 @@ out:
 
 bool scenario_run(const struct scenario *s, uint32_t engine, struct observation *obs)
 {
+	int fd = -1, knob_old = -2;
 	char *page;
-	int fd = -1;
 	bool ok;
 
 	memset(obs, 0, sizeof(*obs));
@@ -267,9 +356,17 @@ bool scenario_run(const struct scenario *s, uint32_t engine, struct observation 
 	memset(page, 0, LAB_PAGE);
 	memcpy(page + OFF_PARENT, PREFORK, TAG);
 	memcpy(page + OFF_DEVICE, PREFORK, TAG);
-	ok = (!s->dontfork || !madvise(page, LAB_PAGE, MADV_DONTFORK) || fail(obs, "DONTFORK")) &&
+	if (s->knob != KNOB_LEAVE) {
+		knob_old = knob_swap(s->knob == KNOB_ON);
+		if (knob_old < 0)
+			fail(obs, "setting " KNOB_PATH " (a kernel with kernel-patches/0002?)");
+	}
+	ok = knob_old != -1 &&
+	     (!s->dontfork || !madvise(page, LAB_PAGE, MADV_DONTFORK) || fail(obs, "DONTFORK")) &&
 	     (!s->dofork || !madvise(page, LAB_PAGE, MADV_DOFORK) || fail(obs, "DOFORK")) &&
 	     play(s, engine, obs, page, fd);
+	if (knob_old >= 0)
+		knob_swap(knob_old);
 	munmap(page, LAB_PAGE);
 	if (fd >= 0)
 		close(fd);

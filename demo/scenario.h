@@ -19,6 +19,9 @@ enum child_view {
 	CHILD_EXITED,		/* exited before the parent wrote */
 };
 
+/* vm.fork_share_pinned (kernel-patches/0002) during a scenario. */
+enum knob { KNOB_LEAVE, KNOB_ON, KNOB_OFF };
+
 struct scenario {
 	const char *name;	/* short id, used by tests and --only */
 	const char *title;
@@ -29,6 +32,7 @@ struct scenario {
 	bool child_reads_device;/* the child reads where the device wrote */
 	const char *expect;	/* the verdict expected on this kernel */
 	const char *note;	/* printed under the row */
+	enum knob knob;		/* the fork switch, restored afterwards */
 };
 
 struct observation {

@@ -41,6 +41,12 @@ ROW(pin_dontfork_cpu, "pin-dontfork", CPU);
 ROW(pin_dontfork_edu, "pin-dontfork", EDU);
 ROW(gup_leak_cpu, "gup-leak", CPU);
 ROW(gup_leak_edu, "gup-leak", EDU);
+ROW(pin_switch_on_cpu, "pin-switch-on", CPU);
+ROW(pin_switch_on_edu, "pin-switch-on", EDU);
+ROW(pin_switch_on_dontfork_cpu, "pin-switch-on-dontfork", CPU);
+ROW(pin_switch_on_dontfork_edu, "pin-switch-on-dontfork", EDU);
+ROW(pin_switch_off_cpu, "pin-switch-off", CPU);
+ROW(pin_switch_off_edu, "pin-switch-off", EDU);
 ROW(mlock, "mlock", AUTO);
 ROW(mlock_dontfork, "mlock-dontfork", AUTO);
 
@@ -86,7 +92,8 @@ TEST_F(row, observations_make_the_point)
 		EXPECT_EQ((int)CHILD_SEGV, (int)o->child);
 		EXPECT_EQ(o->par_before, o->par_after);
 	}
-	if (!strcmp(n, "gup") || !strcmp(n, "gup-leak") || !strcmp(n, "gup-dontfork-dofork")) {
+	if (!strcmp(n, "gup") || !strcmp(n, "gup-leak") || !strcmp(n, "gup-dontfork-dofork") ||
+	    !strcmp(n, "pin-switch-on")) {
 		/* Shared at fork, then the parent's write moved the parent only. */
 		EXPECT_EQ(o->drv_before, o->child_fork);
 		EXPECT_NE(o->drv_after, o->par_after);
@@ -100,7 +107,7 @@ TEST_F(row, observations_make_the_point)
 		EXPECT_EQ((int)CHILD_EXITED, (int)o->child);
 		EXPECT_NE(o->drv_after, o->par_after);
 	}
-	if (!strcmp(n, "pin")) {
+	if (!strcmp(n, "pin") || !strcmp(n, "pin-switch-off")) {
 		/* Fork gave the child its own copy with the pre-fork bytes. */
 		EXPECT_NE(0ULL, o->child_fork);
 		EXPECT_NE(o->drv_before, o->child_fork);

@@ -18,8 +18,16 @@ MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindm
 # Programs whose source is gone must leave the guest too.
 STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
 
+# Host files the guest gets at their host paths, with their libraries: rdma-core's rxe provider
+# and its driver file for libibverbs, and iproute2's rdma tool.
+EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
+	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
+
 .PHONY: all FORCE
 all: $(TESTS) $(HELPERS) $(DEMOS) $(MODULES) $(BUILD)/disk.img
+	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
+	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
+	@rm -f $(GUEST).extra.tmp
 	$(if $(STALE),rm -f $(STALE))
 	@vm/mkinitramfs.sh
 
@@ -37,6 +45,11 @@ $(GUEST)/lab/tests/%: tests/%.c $(LIBDEPS)
 $(GUEST)/lab/bin/%: tests/helpers/%.c $(LIBDEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $<
+
+# The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
+$(GUEST)/lab/demo/verbs_demo: demo/verbs_demo.c $(STAMP)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -libverbs
 
 $(GUEST)/lab/demo/%_demo: demo/%_demo.c $(LIBDEPS)
 	@mkdir -p $(@D)

@@ -65,7 +65,9 @@ if [[ -f $stage.extra ]]; then
 	while read -r f; do
 		[[ -n $f ]] || continue
 		[[ -e $f ]] || die "$f (listed in $stage.extra) missing"
-		addfile "$f" "$(readlink -f "$f")" 755
+		mode=644
+		[[ -x $f ]] && mode=755
+		addfile "$f" "$(readlink -f "$f")" "$mode"
 		if is_dynamic "$f"; then addlibs "$f"; fi
 	done <"$stage.extra"
 fi

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * verbs_demo: the 2006 bug through the real RDMA stack. A buffer is registered with
+ * ibv_reg_mr() on a Soft-RoCE (rxe) device, so the kernel pins it with FOLL_PIN as
+ * every RDMA driver does; the process forks and the parent writes; then the HCA reads
+ * the MR (RDMA READ) and writes into it (RDMA WRITE) through a loopback RC QP. The
+ * verdict comes from what the HCA and the parent saw.
+ *
+ * Rows: vm.fork_share_pinned off; on; on with ibv_fork_init(); on with RDMAV_FORK_SAFE=1.
+ * Each row runs in a fresh process (fork support is process-wide in rdma-core).
+ *
+ *   verbs_demo [--only NAME]...     all rows (or the named ones); exit 0 when all matched
+ *   verbs_demo --row NAME           one row, in this process (used by the above)
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <errno.h>
+#include <getopt.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KNOB "/proc/sys/vm/fork_share_pinned"
+#define PAGE 4096
+#define TAG 16
+#define OFF_HCA 256
+
+static const char PREFORK[TAG] = "pre-fork bytes";
+static const char PARENT[TAG] = "parent wrote";
+static const char HCA[TAG] = "hca wrote";
+
+struct row {
+	const char *name;
+	int knob;		/* vm.fork_share_pinned during the row */
+	int fork_init;		/* call ibv_fork_init() */
+	int fork_safe_env;	/* run with RDMAV_FORK_SAFE=1 */
+	const char *expect;
+};
+
+static const struct row rows[] = {
+	{ "switch-off", 0, 0, 0, "COHERENT" },
+	{ "switch-on", 1, 0, 0, "ORPHANED" },
+	{ "switch-on-ibv_fork_init", 1, 1, 0, "COHERENT" },
+	{ "switch-on-RDMAV_FORK_SAFE", 1, 0, 1, "COHERENT" },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static const struct row *find_row(const char *name)
+{
+	for (unsigned int i = 0; i < NROWS; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+static int die(const char *what)
+{
+	fprintf(stderr, "verbs_demo: %s: %s\n", what, strerror(errno));
+	return 2;
+}
+
+static int knob_get(void)
+{
+	int v = -1;
+	FILE *f = fopen(KNOB, "r");
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int knob_set(int v)
+{
+	FILE *f = fopen(KNOB, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", v);
+	return fclose(f);
+}
+
+/* Soft-RoCE on lo: same-device traffic works there in 6.1. */
+static int setup_rxe(void)
+{
+	struct ibv_device **list;
+	int n, found = 0;
+
+	list = ibv_get_device_list(&n);
+	for (int i = 0; list && i < n; i++)
+		found |= !strcmp(ibv_get_device_name(list[i]), "rxe0");
+	if (list)
+		ibv_free_device_list(list);
+	if (found)
+		return 0;
+	if (system("ip link set lo up && rdma link add rxe0 type rxe netdev lo"))
+		return -1;
+	return 0;
+}
+
+struct verbs {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int gid_index;
+};
+
+static int open_verbs(struct verbs *v)
+{
+	struct ibv_device **list;
+	union ibv_gid gid;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	for (int i = 0; list && i < n && !v->ctx; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), "rxe0"))
+			v->ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!v->ctx)
+		return -1;
+	/* The GID of lo's IPv4 address: an IPv4-mapped IPv6 address, ::ffff:127.0.0.1. */
+	v->gid_index = -1;
+	for (int i = 0; i < 16 && v->gid_index < 0; i++) {
+		static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+		if (!ibv_query_gid(v->ctx, 1, i, &gid) && !memcmp(gid.raw, mapped, 12) &&
+		    gid.raw[12] == 127)
+			v->gid_index = i;
+	}
+	v->pd = ibv_alloc_pd(v->ctx);
+	v->cq = v->pd ? ibv_create_cq(v->ctx, 16, NULL, NULL, 0) : NULL;
+	return v->gid_index < 0 || !v->cq ? -1 : 0;
+}
+
+/* An RC QP connected to itself. */
+static int loopback_qp(struct verbs *v)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = v->cq, .recv_cq = v->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a;
+	union ibv_gid gid;
+
+	v->qp = ibv_create_qp(v->pd, &ia);
+	if (!v->qp || ibv_query_gid(v->ctx, 1, v->gid_index, &gid))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = v->qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = v->gid_index;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(v->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* One RDMA READ or WRITE between local (lmr) and the MR under test (rmr); wait for it. */
+static int rdma(struct verbs *v, enum ibv_wr_opcode op, struct ibv_mr *lmr, void *local,
+		struct ibv_mr *rmr, void *remote, unsigned int len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)local, .length = len, .lkey = lmr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)remote, .rkey = rmr->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	int n;
+
+	if (ibv_post_send(v->qp, &wr, &bad))
+		return -1;
+	for (int i = 0; i < 5000000; i++) {
+		n = ibv_poll_cq(v->cq, 1, &wc);
+		if (n < 0)
+			return -1;
+		if (n)
+			return wc.status == IBV_WC_SUCCESS ? 0 : -1;
+		if (i > 1000)
+			usleep(100);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+static const char *fork_status(enum ibv_fork_status s)
+{
+	return s == IBV_FORK_ENABLED ? "ENABLED" : s == IBV_FORK_UNNEEDED ? "UNNEEDED" : "DISABLED";
+}
+
+/* One row, in this process; prints one line and returns 0 (matched), 1 (not) or 2 (error). */
+static int run_row(const struct row *r)
+{
+	struct verbs v = { 0 };
+	struct ibv_mr *mr, *smr;
+	int cmd[2], status;
+	bool hca_sees_parent, parent_sees_hca;
+	char *buf, *stage;
+	const char *verdict;
+	pid_t pid;
+
+	if (r->fork_init && ibv_fork_init())
+		return die("ibv_fork_init");
+	if (open_verbs(&v) || loopback_qp(&v))
+		return die("verbs setup on rxe0");
+	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return die("mmap");
+	memset(buf, 0, PAGE);
+	memcpy(buf, PREFORK, TAG);
+	memcpy(buf + OFF_HCA, PREFORK, TAG);
+	mr = ibv_reg_mr(v.pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return die("ibv_reg_mr");
+
+	if (pipe(cmd))
+		return die("pipe");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return die("fork");
+	if (!pid) {
+		char c;
+
+		close(cmd[1]);
+		_exit(read(cmd[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(cmd[0]);
+
+	memcpy(buf, PARENT, TAG);	/* the parent's write: copy-on-write if shared */
+
+	/* Registered after the fork, so the staging buffer is the parent's alone. */
+	stage = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stage == MAP_FAILED)
+		return die("mmap");
+	smr = ibv_reg_mr(v.pd, stage, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	if (!smr)
+		return die("ibv_reg_mr (staging)");
+	if (rdma(&v, IBV_WR_RDMA_READ, smr, stage, mr, buf, TAG))
+		return die("RDMA READ");
+	hca_sees_parent = !memcmp(stage, PARENT, TAG);
+	memcpy(stage + OFF_HCA, HCA, TAG);
+	if (rdma(&v, IBV_WR_RDMA_WRITE, smr, stage + OFF_HCA, mr, buf + OFF_HCA, TAG))
+		return die("RDMA WRITE");
+	parent_sees_hca = !memcmp(buf + OFF_HCA, HCA, TAG);
+	verdict = hca_sees_parent && parent_sees_hca ? "COHERENT" : "ORPHANED";
+
+	if (write(cmd[1], "x", 1) != 1 || waitpid(pid, &status, 0) != pid)
+		return die("child");
+	printf("%-26s %-6d %-15s %-15s %-10s %-10s %-8s %-8s %s\n", r->name, knob_get(),
+	       r->fork_init ? "ibv_fork_init" : r->fork_safe_env ? "RDMAV_FORK_SAFE" : "-",
+	       fork_status(ibv_is_fork_initialized()), hca_sees_parent ? "yes" : "no",
+	       parent_sees_hca ? "yes" : "no", verdict, r->expect,
+	       strcmp(verdict, r->expect) ? "MISMATCH" : "ok");
+	fflush(stdout);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(mr);
+	ibv_destroy_qp(v.qp);
+	ibv_destroy_cq(v.cq);
+	ibv_dealloc_pd(v.pd);
+	ibv_close_device(v.ctx);
+	return strcmp(verdict, r->expect) ? 1 : 0;
+}
+
+/* Run a row in a fresh process with the switch and environment it asks for. */
+static int spawn_row(const char *self, const struct row *r)
+{
+	int before = knob_get(), status;
+	pid_t pid;
+
+	if (before < 0 || knob_set(r->knob))
+		return die(KNOB " (a kernel with kernel-patches/0002?)");
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		if (r->fork_safe_env)
+			setenv("RDMAV_FORK_SAFE", "1", 1);
+		else
+			unsetenv("RDMAV_FORK_SAFE");
+		execl(self, self, "--row", r->name, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		status = 2 << 8;
+	printf("  rdma system show: ");
+	fflush(stdout);
+	if (system("rdma system show | tr '\\n' ' '; echo"))
+		printf("(failed)\n");
+	knob_set(before);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
+int main(int argc, char **argv)
+{
+	const struct row *only[NROWS + 1];
+	unsigned int n = 0, worst = 0;
+	int c, rc;
+
+	static const struct option opts[] = {
+		{ "row", required_argument, NULL, 'r' },
+		{ "only", required_argument, NULL, 'o' },
+		{ 0 },
+	};
+	while ((c = getopt_long(argc, argv, "r:o:", opts, NULL)) != -1) {
+		const struct row *r = find_row(optarg);
+
+		if (!r) {
+			fprintf(stderr, "verbs_demo: no row %s\n", optarg);
+			return 2;
+		}
+		if (c == 'r')
+			return run_row(r);
+		if (c != 'o' || n == NROWS)
+			return 2;
+		only[n++] = r;
+	}
+	if (setup_rxe())
+		return die("creating rxe0 on lo");
+	if (!n)
+		for (; n < NROWS; n++)
+			only[n] = &rows[n];
+	printf("%-26s %-6s %-15s %-15s %-10s %-10s %-8s %s\n", "row", "switch", "fork support",
+	       "is_fork_init()", "hca->par", "par->hca", "observed", "expected");
+	for (unsigned int i = 0; i < n; i++) {
+		rc = spawn_row("/proc/self/exe", only[i]);
+		if ((unsigned int)rc > worst)
+			worst = rc;
+	}
+	return worst;
+}

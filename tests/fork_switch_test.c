@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vm.fork_share_pinned (kernel-patches/0002): off by default; while on, fork shares
+ * FOLL_PIN pages with the child for PTE-mapped pages, PMD-mapped THP and hugetlb, so a
+ * parent write orphans the pin; pins taken while it was on are released cleanly after
+ * it is off again, and nothing leaks. The demo rows cover the plain PTE cases with DMA.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lab.h"
+#include "pindma_lib.h"
+
+#define KNOB "/proc/sys/vm/fork_share_pinned"
+#define HPAGE (2 * 1024 * 1024UL)
+#define KPF_THP 22
+
+static int knob_read(void)
+{
+	int v = -1;
+	FILE *f = fopen(KNOB, "r");
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int knob_write(int v)
+{
+	FILE *f = fopen(KNOB, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "%d", v);
+	return fclose(f);
+}
+
+static void write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd >= 0) {
+		(void)!write(fd, s, strlen(s));
+		close(fd);
+	}
+}
+
+/*
+ * Pin the page at addr (PIN_LONGTERM), fork with the switch at knob and a live child,
+ * let the parent write; 1 when the driver's page is no longer the parent's (orphaned),
+ * 0 when it still is, negative on error.
+ */
+static int orphaned_after_fork(int fd, char *addr, int knob)
+{
+	uint64_t drv = 0, par;
+	int pipefd[2], ret;
+	uint32_t h;
+	pid_t pid;
+	char c;
+
+	ret = pindma_pin(fd, addr, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h);
+	if (ret)
+		return ret;
+	if (knob_write(knob) || pipe(pipefd))
+		return -100;
+	fflush(NULL);
+	pid = fork();
+	if (!pid)
+		_exit(read(pipefd[0], &c, 1) == 1 ? 0 : 1);
+	knob_write(0);
+	*(volatile char *)addr = 'p';
+	par = lab_pfn(0, addr);
+	pindma_query(fd, h, 0, &drv);
+	/* Unpin with the child still holding the page, then let it go. */
+	ret = pindma_unpin(fd, h);
+	if (write(pipefd[1], "x", 1) != 1 || waitpid(pid, NULL, 0) != pid || ret)
+		return -101;
+	close(pipefd[0]);
+	close(pipefd[1]);
+	return par && drv ? par != drv : -102;
+}
+
+TEST(switch_exists_and_is_off_by_default)
+{
+	ASSERT_EQ(0, knob_read()) TH_LOG(KNOB " missing or on");
+}
+
+FIXTURE(dev)
+{
+	int fd;
+	long vmpin;
+	struct pindma_info start;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = pindma_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &self->start));
+	self->vmpin = lab_status_kb("VmPin");
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	struct pindma_info now;
+
+	knob_write(0);
+	ioctl(self->fd, PINDMA_IOC_INFO, &now);
+	EXPECT_EQ(self->start.pages_held, now.pages_held);
+	EXPECT_EQ(self->start.handles, now.handles);
+	EXPECT_EQ(self->vmpin, lab_status_kb("VmPin"));
+	close(self->fd);
+}
+
+TEST_F(dev, pte_page_is_shared_only_while_on)
+{
+	char *p = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, LAB_PAGE);
+	EXPECT_EQ(1, orphaned_after_fork(self->fd, p, 1));
+	EXPECT_EQ(0, orphaned_after_fork(self->fd, p, 0));
+	munmap(p, LAB_PAGE);
+}
+
+TEST_F(dev, pmd_mapped_thp_is_shared_only_while_on)
+{
+	char *raw = mmap(NULL, 2 * HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	char *p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+	uint64_t flags = 0;
+	int kpf;
+
+	ASSERT_NE(MAP_FAILED, raw);
+	write_file("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
+	ASSERT_EQ(0, madvise(p, HPAGE, MADV_HUGEPAGE));
+	memset(p, 1, HPAGE);
+	kpf = open("/proc/kpageflags", O_RDONLY);
+	ASSERT_LE(0, kpf);
+	ASSERT_EQ(8, pread(kpf, &flags, 8, lab_pfn(0, p) * 8));
+	close(kpf);
+	ASSERT_NE(0ULL, flags & (1ULL << KPF_THP)) TH_LOG("no THP was allocated for the range");
+	EXPECT_EQ(1, orphaned_after_fork(self->fd, p, 1));
+	EXPECT_EQ(0, orphaned_after_fork(self->fd, p + 8 * LAB_PAGE, 0));
+	munmap(raw, 2 * HPAGE);
+}
+
+TEST_F(dev, hugetlb_page_is_shared_only_while_on)
+{
+	char *p;
+
+	write_file("/proc/sys/vm/nr_hugepages", "4");
+	p = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		 -1, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("no hugetlb page");
+	memset(p, 1, HPAGE);
+	EXPECT_EQ(1, orphaned_after_fork(self->fd, p, 1));
+	EXPECT_EQ(0, orphaned_after_fork(self->fd, p, 0));
+	munmap(p, HPAGE);
+}
+
+/* Pins taken and orphaned while on, released after it is off: 200 rounds, nothing left. */
+TEST_F(dev, pins_from_while_on_release_cleanly_after_off)
+{
+	char *p = mmap(NULL, 4 * LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	long free_before, free_after;
+	int orphaned = 0;
+
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, 4 * LAB_PAGE);
+	write_file("/proc/sys/vm/drop_caches", "3");
+	free_before = lab_meminfo_kb("MemFree");
+	for (int i = 0; i < 200; i++) {
+		int r = orphaned_after_fork(self->fd, p + (i % 4) * LAB_PAGE, 1);
+
+		ASSERT_LE(0, r);
+		orphaned += r;
+	}
+	EXPECT_EQ(200, orphaned);
+	write_file("/proc/sys/vm/drop_caches", "3");
+	free_after = lab_meminfo_kb("MemFree");
+	/* 200 orphaned pages would be 800 kB; allow noise below that. */
+	EXPECT_GT(512, free_before - free_after)
+		TH_LOG("MemFree %ld -> %ld kB", free_before, free_after);
+	munmap(p, 4 * LAB_PAGE);
+}
+
+LAB_HARNESS_MAIN

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verbs demo's rows over Soft-RoCE, each asserted from what it printed: the observed
+ * verdict (from what the HCA and the parent saw) must be the expected one, and
+ * ibv_is_fork_initialized() and `rdma system show` must tell the truth about the switch.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+FIXTURE(row)
+{
+	char out[4096];
+	int status;
+};
+
+FIXTURE_VARIANT(row)
+{
+	const char *name;
+	const char *verdict;
+	const char *fork_status;
+	const char *copy_on_fork;
+};
+
+FIXTURE_VARIANT_ADD(row, switch_off) {
+	"switch-off", "COHERENT", "UNNEEDED", "copy-on-fork on" };
+FIXTURE_VARIANT_ADD(row, switch_on) {
+	"switch-on", "ORPHANED", "DISABLED", "copy-on-fork off" };
+FIXTURE_VARIANT_ADD(row, switch_on_ibv_fork_init) {
+	"switch-on-ibv_fork_init", "COHERENT", "ENABLED", "copy-on-fork off" };
+FIXTURE_VARIANT_ADD(row, switch_on_rdmav_fork_safe) {
+	"switch-on-RDMAV_FORK_SAFE", "COHERENT", "ENABLED", "copy-on-fork off" };
+
+FIXTURE_SETUP(row)
+{
+	char cmd[128];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "/lab/demo/verbs_demo --only %s 2>&1", variant->name);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	n = fread(self->out, 1, sizeof(self->out) - 1, p);
+	self->out[n] = 0;
+	self->status = pclose(p);
+	TH_LOG("%s", self->out);
+}
+
+FIXTURE_TEARDOWN(row)
+{
+}
+
+/* The row line: name, switch, fork support, is_fork_init, hca->par, par->hca, observed, ... */
+TEST_F(row, observed_verdict_is_expected)
+{
+	char *line = strstr(self->out, variant->name);
+	char name[64], sw[8], support[32], status[16], hp[8], ph[8], observed[16];
+
+	ASSERT_NE(NULL, line);
+	ASSERT_EQ(7, sscanf(line, "%63s %7s %31s %15s %7s %7s %15s", name, sw, support, status, hp,
+			    ph, observed));
+	EXPECT_STREQ(variant->verdict, observed);
+	EXPECT_STREQ(variant->fork_status, status) TH_LOG("ibv_is_fork_initialized()");
+	EXPECT_TRUE(WIFEXITED(self->status) && WEXITSTATUS(self->status) == 0);
+}
+
+TEST_F(row, rdma_system_show_tells_the_truth)
+{
+	EXPECT_NE(NULL, strstr(self->out, variant->copy_on_fork));
+}
+
+LAB_HARNESS_MAIN

@@ -105,7 +105,7 @@ static void text_row(unsigned int i, const struct scenario *s, const struct obse
 		 pfn_str(g, 20, o->child_after));
 	if (!o->child_fork && !o->child_after)
 		snprintf(chi, sizeof(chi), "none");
-	printf("%2u %-19s %-5s %-8s %-10s %-10s %-12s %-19s %-12s %-21s %-8s %-8s %s\n", i + 1,
+	printf("%2u %-22s %-5s %-8s %-10s %-10s %-12s %-19s %-12s %-21s %-8s %-8s %s\n", i + 1,
 	       s->name, mode_name(s->mode), s->dofork ? "then DO" : yes(s->dontfork),
 	       dev ? yes(o->device_write_seen) : "-", dev ? yes(o->parent_write_seen) : "-",
 	       dev ? drv : "-", par, chi, child_view_name(o->child),
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 
 	printf("dontfork_demo: engine asked %s; PFNs in hex, before->after the fork->after the "
 	       "parent's write\n", pindma_engine_name(engine));
-	printf("%2s %-19s %-5s %-8s %-10s %-10s %-12s %-19s %-12s %-21s %-8s %-8s\n", "#",
+	printf("%2s %-22s %-5s %-8s %-10s %-10s %-12s %-19s %-12s %-21s %-8s %-8s\n", "#",
 	       "scenario", "mode", "DONTFORK", "dev->par", "par->dev", "driver pfn",
 	       "parent pfn", "child pfn", "child sees", "observed", "expected");
 	for (i = 0; i < n; i++)

@@ -316,7 +316,7 @@ static int spawn_row(const char *self, const struct row *r)
 		status = 2 << 8;
 	printf("  rdma system show: ");
 	fflush(stdout);
-	if (system("rdma system show | tr '\\n' ' '; echo"))
+	if (system("rdma system show | tr '\\n' ' ' | sed 's/ *$//'; echo"))
 		printf("(failed)\n");
 	knob_set(before);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;

@@ -6,14 +6,7 @@
  * and right after the call, and how long the call took. The periodic flusher is stopped.
  */
 #define _GNU_SOURCE
-#include <linux/fadvise.h>
-#undef POSIX_FADV_NORMAL
-#undef POSIX_FADV_RANDOM
-#undef POSIX_FADV_SEQUENTIAL
-#undef POSIX_FADV_WILLNEED
-#undef POSIX_FADV_DONTNEED
-#undef POSIX_FADV_NOREUSE
-#include <fcntl.h>
+#include "linux_fadvise.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,16 +65,6 @@ static int call(enum how how, int fd, char *map)
 	}
 }
 
-static void knob(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd >= 0) {
-		(void)!write(fd, value, strlen(value));
-		close(fd);
-	}
-}
-
 int main(void)
 {
 	struct sample a, b;
@@ -93,9 +76,8 @@ int main(void)
 		fprintf(stderr, "fadvise_demo: no /dev/vda (vm/run --disk)\n");
 		return 2;
 	}
-	knob("/proc/sys/vm/dirty_writeback_centisecs", "0");
-	knob("/proc/sys/vm/dirty_background_ratio", "90");
-	knob("/proc/sys/vm/dirty_ratio", "95");
+	if (lab_quiet_writeback(true))
+		return perror("stopping the flusher"), 2;
 	fd = open(PATH, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || ftruncate(fd, SIZE) || fallocate(fd, 0, 0, SIZE) || fsync(fd))
 		return perror(PATH), 2;
@@ -128,8 +110,6 @@ int main(void)
 	munmap(map, SIZE);
 	close(fd);
 	unlink(PATH);
-	knob("/proc/sys/vm/dirty_writeback_centisecs", "500");
-	knob("/proc/sys/vm/dirty_background_ratio", "10");
-	knob("/proc/sys/vm/dirty_ratio", "20");
+	lab_quiet_writeback(false);
 	return rc;
 }

@@ -133,15 +133,10 @@ const struct scenario scenarios[] = {
 /* Set the switch; returns the value it had, or -1 when this kernel has none. */
 static int knob_swap(int value)
 {
-	int old = -1;
-	FILE *f = fopen(KNOB_PATH, "r+");
+	int old = lab_read_int(KNOB_PATH);
 
-	if (!f)
+	if (old < 0 || lab_write_str(KNOB_PATH, value ? "1" : "0"))
 		return -1;
-	if (fscanf(f, "%d", &old) != 1 || fseek(f, 0, SEEK_SET) || fprintf(f, "%d\n", value) < 0)
-		old = -1;
-	if (fclose(f))
-		old = -1;
 	return old;
 }
 

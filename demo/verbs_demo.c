@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lab.h"
+
 #define KNOB "/proc/sys/vm/fork_share_pinned"
 #define PAGE 4096
 #define TAG 16
@@ -62,29 +64,6 @@ static int die(const char *what)
 {
 	fprintf(stderr, "verbs_demo: %s: %s\n", what, strerror(errno));
 	return 2;
-}
-
-static int knob_get(void)
-{
-	int v = -1;
-	FILE *f = fopen(KNOB, "r");
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static int knob_set(int v)
-{
-	FILE *f = fopen(KNOB, "w");
-
-	if (!f)
-		return -1;
-	fprintf(f, "%d\n", v);
-	return fclose(f);
 }
 
 /* Soft-RoCE on lo: same-device traffic works there in 6.1. */
@@ -279,7 +258,7 @@ static int run_row(const struct row *r)
 
 	if (write(cmd[1], "x", 1) != 1 || waitpid(pid, &status, 0) != pid)
 		return die("child");
-	printf("%-26s %-6d %-15s %-15s %-10s %-10s %-8s %-8s %s\n", r->name, knob_get(),
+	printf("%-26s %-6d %-15s %-15s %-10s %-10s %-8s %-8s %s\n", r->name, lab_read_int(KNOB),
 	       r->fork_init ? "ibv_fork_init" : r->fork_safe_env ? "RDMAV_FORK_SAFE" : "-",
 	       fork_status(ibv_is_fork_initialized()), hca_sees_parent ? "yes" : "no",
 	       parent_sees_hca ? "yes" : "no", verdict, r->expect,
@@ -297,10 +276,10 @@ static int run_row(const struct row *r)
 /* Run a row in a fresh process with the switch and environment it asks for. */
 static int spawn_row(const char *self, const struct row *r)
 {
-	int before = knob_get(), status;
+	int before = lab_read_int(KNOB), status;
 	pid_t pid;
 
-	if (before < 0 || knob_set(r->knob))
+	if (before < 0 || lab_write_str(KNOB, r->knob ? "1" : "0"))
 		return die(KNOB " (a kernel with kernel-patches/0002?)");
 	fflush(NULL);
 	pid = fork();
@@ -318,7 +297,7 @@ static int spawn_row(const char *self, const struct row *r)
 	fflush(stdout);
 	if (system("rdma system show | tr '\\n' ' ' | sed 's/ *$//'; echo"))
 		printf("(failed)\n");
-	knob_set(before);
+	lab_write_str(KNOB, before ? "1" : "0");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
 }
 

@@ -7,15 +7,7 @@
  * that every write-out seen is one the test asked for.
  */
 #define _GNU_SOURCE
-/* The two values come from the patched uapi header; glibc's <fcntl.h> defines the POSIX ones. */
-#include <linux/fadvise.h>
-#undef POSIX_FADV_NORMAL
-#undef POSIX_FADV_RANDOM
-#undef POSIX_FADV_SEQUENTIAL
-#undef POSIX_FADV_WILLNEED
-#undef POSIX_FADV_DONTNEED
-#undef POSIX_FADV_NOREUSE
-#include <fcntl.h>
+#include "linux_fadvise.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +22,6 @@
 #define MIB (1024 * 1024UL)
 #define SIZE (8 * MIB)
 #define NPAGES (SIZE / LAB_PAGE)
-
-static void write_knob(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd >= 0) {
-		(void)!write(fd, value, strlen(value));
-		close(fd);
-	}
-}
 
 FIXTURE(file)
 {
@@ -56,9 +38,7 @@ FIXTURE_SETUP(file)
 	ASSERT_EQ(0, stat(DIR, &st));
 	ASSERT_LE(0, lab_sectors_written("vda")) TH_LOG("no /dev/vda: vm/run --disk attaches it");
 	/* Only what the tests start may reach the disk. */
-	write_knob("/proc/sys/vm/dirty_writeback_centisecs", "0");
-	write_knob("/proc/sys/vm/dirty_background_ratio", "90");
-	write_knob("/proc/sys/vm/dirty_ratio", "95");
+	ASSERT_EQ(0, lab_quiet_writeback(true));
 	snprintf(self->path, sizeof(self->path), DIR "/fadvise.%d", getpid());
 	self->fd = open(self->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	ASSERT_LE(0, self->fd);
@@ -78,9 +58,7 @@ FIXTURE_TEARDOWN(file)
 	munmap(self->map, SIZE);
 	close(self->fd);
 	unlink(self->path);
-	write_knob("/proc/sys/vm/dirty_writeback_centisecs", "500");
-	write_knob("/proc/sys/vm/dirty_background_ratio", "10");
-	write_knob("/proc/sys/vm/dirty_ratio", "20");
+	lab_quiet_writeback(false);
 }
 
 static void dirty_all(FIXTURE_DATA(file) *self, char c)

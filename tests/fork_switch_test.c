@@ -22,37 +22,9 @@
 #define HPAGE (2 * 1024 * 1024UL)
 #define KPF_THP 22
 
-static int knob_read(void)
+static int knob_write(int on)
 {
-	int v = -1;
-	FILE *f = fopen(KNOB, "r");
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static int knob_write(int v)
-{
-	FILE *f = fopen(KNOB, "w");
-
-	if (!f)
-		return -1;
-	fprintf(f, "%d", v);
-	return fclose(f);
-}
-
-static void write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd >= 0) {
-		(void)!write(fd, s, strlen(s));
-		close(fd);
-	}
+	return lab_write_str(KNOB, on ? "1" : "0");
 }
 
 /*
@@ -92,7 +64,7 @@ static int orphaned_after_fork(int fd, char *addr, int knob)
 
 TEST(switch_exists_and_is_off_by_default)
 {
-	ASSERT_EQ(0, knob_read()) TH_LOG(KNOB " missing or on");
+	ASSERT_EQ(0, lab_read_int(KNOB)) TH_LOG(KNOB " missing or on");
 }
 
 FIXTURE(dev)
@@ -143,7 +115,7 @@ TEST_F(dev, pmd_mapped_thp_is_shared_only_while_on)
 	int kpf;
 
 	ASSERT_NE(MAP_FAILED, raw);
-	write_file("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
+	lab_write_str("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
 	ASSERT_EQ(0, madvise(p, HPAGE, MADV_HUGEPAGE));
 	memset(p, 1, HPAGE);
 	kpf = open("/proc/kpageflags", O_RDONLY);
@@ -160,7 +132,7 @@ TEST_F(dev, hugetlb_page_is_shared_only_while_on)
 {
 	char *p;
 
-	write_file("/proc/sys/vm/nr_hugepages", "4");
+	lab_write_str("/proc/sys/vm/nr_hugepages", "4");
 	p = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
 		 -1, 0);
 	ASSERT_NE(MAP_FAILED, p) TH_LOG("no hugetlb page");
@@ -180,7 +152,7 @@ TEST_F(dev, pins_from_while_on_release_cleanly_after_off)
 
 	ASSERT_NE(MAP_FAILED, p);
 	memset(p, 1, 4 * LAB_PAGE);
-	write_file("/proc/sys/vm/drop_caches", "3");
+	lab_write_str("/proc/sys/vm/drop_caches", "3");
 	free_before = lab_meminfo_kb("MemFree");
 	for (int i = 0; i < 200; i++) {
 		int r = orphaned_after_fork(self->fd, p + (i % 4) * LAB_PAGE, 1);
@@ -189,7 +161,7 @@ TEST_F(dev, pins_from_while_on_release_cleanly_after_off)
 		orphaned += r;
 	}
 	EXPECT_EQ(200, orphaned);
-	write_file("/proc/sys/vm/drop_caches", "3");
+	lab_write_str("/proc/sys/vm/drop_caches", "3");
 	free_after = lab_meminfo_kb("MemFree");
 	/* 200 orphaned pages would be 800 kB; allow noise below that. */
 	EXPECT_GT(512, free_before - free_after)

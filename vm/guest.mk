@@ -44,12 +44,12 @@ $(GUEST)/lab/tests/%: tests/%.c $(LIBDEPS)
 
 $(GUEST)/lab/bin/%: tests/helpers/%.c $(LIBDEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) -o $@ $< tests/lib/lab.c
 
 # The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
-$(GUEST)/lab/demo/verbs_demo: demo/verbs_demo.c $(STAMP)
+$(GUEST)/lab/demo/verbs_demo: demo/verbs_demo.c $(LIBDEPS)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $< -libverbs
+	$(CC) -O2 -g -Wall -Wextra -Werror -Itests/lib -o $@ $< tests/lib/lab.c -libverbs
 
 $(GUEST)/lab/demo/%_demo: demo/%_demo.c $(LIBDEPS)
 	@mkdir -p $(@D)

@@ -9,18 +9,13 @@
  *                        the new bytes, as "data N/M" and "control N/M"
  */
 #define _GNU_SOURCE
-#include <linux/fadvise.h>
-#undef POSIX_FADV_NORMAL
-#undef POSIX_FADV_RANDOM
-#undef POSIX_FADV_SEQUENTIAL
-#undef POSIX_FADV_WILLNEED
-#undef POSIX_FADV_DONTNEED
-#undef POSIX_FADV_NOREUSE
-#include <fcntl.h>
+#include "linux_fadvise.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "lab.h"
 
 #define SIZE (4 * 1024 * 1024)
 #define PAGE 4096
@@ -28,17 +23,6 @@
 #define NEW 'N'
 
 static const char *const files[] = { "/mnt/disk/crash.data", "/mnt/disk/crash.control" };
-
-static void knob(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value)) {
-		perror(path);
-		exit(2);
-	}
-	close(fd);
-}
 
 static int fill(int fd, char c)
 {
@@ -53,9 +37,8 @@ static int do_write(void)
 	int fd[2];
 
 	/* Nothing but the calls under test may write the data out before the reset. */
-	knob("/proc/sys/vm/dirty_writeback_centisecs", "0");
-	knob("/proc/sys/vm/dirty_background_ratio", "90");
-	knob("/proc/sys/vm/dirty_ratio", "95");
+	if (lab_quiet_writeback(true))
+		return perror("stopping the flusher"), 2;
 	for (int i = 0; i < 2; i++) {
 		fd[i] = open(files[i], O_RDWR | O_CREAT | O_TRUNC, 0600);
 		if (fd[i] < 0 || fill(fd[i], OLD) || fsync(fd[i]))
@@ -71,8 +54,9 @@ static int do_write(void)
 		return perror("posix_fadvise"), 2;
 	printf("crash_helper: data written with wait-write-wait, control only dirtied; resetting\n");
 	fflush(stdout);
-	knob("/proc/sysrq-trigger", "b");
-	return 2;	/* not reached */
+	lab_write_str("/proc/sysrq-trigger", "b");
+	perror("sysrq b");
+	return 2;
 }
 
 static int do_check(void)

@@ -235,3 +235,36 @@ int lab_page_states(const char *map, unsigned long first, unsigned long n, int *
 	return 0;
 }
 
+
+int lab_read_int(const char *path)
+{
+	int v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+int lab_write_str(const char *path, const char *value)
+{
+	ssize_t n = (ssize_t)strlen(value);
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, value, n) != n)
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+int lab_quiet_writeback(bool quiet)
+{
+	return lab_write_str("/proc/sys/vm/dirty_writeback_centisecs", quiet ? "0" : "500") |
+	       lab_write_str("/proc/sys/vm/dirty_background_ratio", quiet ? "90" : "10") |
+	       lab_write_str("/proc/sys/vm/dirty_ratio", quiet ? "95" : "20");
+}

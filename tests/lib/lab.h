@@ -28,6 +28,16 @@ long lab_meminfo_kb(const char *field);
 /* The sysfs folder of the first PCI device with this vendor:device, or false. */
 bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t size);
 
+/* The integer at the start of a /proc or /sys file, or -1. */
+int lab_read_int(const char *path);
+/* Write value to a /proc or /sys file: 0, or -1 with errno set. */
+int lab_write_str(const char *path, const char *value);
+/*
+ * quiet: stop the periodic flusher and move the dirty limits out of reach, so that only
+ * what a test asks for is written back; !quiet: the kernel's defaults again. 0 or -1.
+ */
+int lab_quiet_writeback(bool quiet);
+
 /* Sectors written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
 long long lab_sectors_written(const char *disk);
 /*

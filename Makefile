@@ -2,18 +2,24 @@
 #   make test [T=FILE[:TEST]]   build what is stale, boot the lab kernel in QEMU, run the tests
 #   make demo                   the same, running the fork/write demo
 #   make shell                  an interactive shell in the guest (Ctrl-a x quits)
+#   make fuzz [FUZZ_OPS=N] [FUZZ_SEED=S]   the long pindma fuzz run
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel.
 SHELL := /bin/bash
 FLAVOUR ?= normal
 BUILD ?= $(CURDIR)/build$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
 export FLAVOUR BUILD
 
-.PHONY: test demo shell guest kernel deps clean distclean
+.PHONY: test demo shell fuzz guest kernel deps clean distclean
 test: guest
 	T="$(T)" tests/run-all
 
 demo: guest
 	vm/run --name demo --disk $(BUILD)/disk.img -- /lab/demo/run
+
+# The long fuzz run: FUZZ_OPS operations (default a million), FUZZ_SEED to replay a seed.
+FUZZ_OPS ?= 1000000
+fuzz: guest
+	vm/run --name fuzz -- /lab/bin/pindma_fuzz --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 
 shell: guest
 	vm/run --name shell --disk $(BUILD)/disk.img --shell

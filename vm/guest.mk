@@ -44,7 +44,7 @@ $(GUEST)/lab/tests/%: tests/%.c $(LIBDEPS)
 
 $(GUEST)/lab/bin/%: tests/helpers/%.c $(LIBDEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< tests/lib/lab.c
+	$(CC) $(CFLAGS) -pthread -o $@ $< tests/lib/lab.c
 
 # The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
 $(GUEST)/lab/demo/verbs_demo: demo/verbs_demo.c $(LIBDEPS)

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Who may do what with /dev/pindma. The node is 0666 on purpose, as ib_uverbs is: any user
+ * may pin, but only memory of their own address space, only within their RLIMIT_MEMLOCK
+ * (counted per address space, over all their files), and only through their own handles.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lab.h"
+#include "pindma_lib.h"
+
+static int become_nobody(unsigned long memlock_pages)
+{
+	struct rlimit rl = { memlock_pages * LAB_PAGE, memlock_pages * LAB_PAGE };
+
+	return setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) || setgid(65534) ||
+	       setuid(65534) ? -1 : 0;
+}
+
+TEST(node_is_a_char_device_open_to_all)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat("/dev/pindma", &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(0666U, st.st_mode & 07777);
+}
+
+static int limit_spans_files(void *arg)
+{
+	char *buf = arg;
+	uint32_t h;
+	int a, b;
+
+	if (become_nobody(16))
+		return 10;
+	a = pindma_open();
+	b = pindma_open();
+	if (a < 0 || b < 0)
+		return 11;
+	if (pindma_pin(a, buf, 10 * LAB_PAGE, PINDMA_MODE_GUP, 0, &h))
+		return 12;
+	/* 10 + 10 > 16, though each file alone would be within it. */
+	if (pindma_pin(b, buf, 10 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h) != -ENOMEM)
+		return 13;
+	if (pindma_pin(b, buf, 6 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h))
+		return 14;
+	close(a);
+	/* Closing a file gives its pages back to the limit. */
+	if (pindma_pin(b, buf, 10 * LAB_PAGE, PINDMA_MODE_GUP, 0, &h))
+		return 15;
+	return 0;
+}
+
+TEST(unprivileged_limit_counts_all_files_of_the_process)
+{
+	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int status;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	status = lab_in_child(limit_spans_files, buf);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], b;
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/*
+ * root pins its memory and hands the very file to an unprivileged process: the handle
+ * still does not work there (another address space), and the file pins only the
+ * receiver's own memory for it.
+ */
+TEST(another_process_cannot_use_my_handles_even_with_my_file)
+{
+	char *buf = mmap(NULL, 4 * LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	uint32_t h, engine = PINDMA_ENGINE_CPU;
+	int sv[2], fd = pindma_open(), status;
+	uint64_t pfn;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	memset(buf, 's', 4 * LAB_PAGE);
+	ASSERT_EQ(0, pindma_pin(fd, buf, 4 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM,
+				PINDMA_PIN_WRITE, &h));
+	fflush(NULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* A fresh process image would do the same; fork keeps the test short. */
+		char mine[LAB_PAGE] __attribute__((aligned(4096))), b[16] = "stolen";
+		uint32_t my_h;
+		int got;
+
+		close(fd);
+		if (become_nobody(8))
+			_exit(10);
+		got = recv_fd(sv[1]);
+		if (got < 0)
+			_exit(11);
+		if (pindma_dma(got, PINDMA_IOC_DMA_READ, h, 0, b, 16, &engine) != -EPERM)
+			_exit(12);
+		if (pindma_dma(got, PINDMA_IOC_DMA_WRITE, h, 0, b, 16, &engine) != -EPERM)
+			_exit(13);
+		if (pindma_query(got, h, 0, &pfn) != -EPERM || pindma_unpin(got, h) != -EPERM)
+			_exit(14);
+		memset(mine, 'm', sizeof(mine));
+		if (pindma_pin(got, mine, LAB_PAGE, PINDMA_MODE_GUP, 0, &my_h))
+			_exit(15);
+		if (pindma_dma(got, PINDMA_IOC_DMA_READ, my_h, 0, b, 16, &engine) || b[0] != 'm')
+			_exit(16);
+		_exit(pindma_unpin(got, my_h) ? 17 : 0);
+	}
+	ASSERT_EQ(0, send_fd(sv[0], fd));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_EQ('s', buf[0]);
+	EXPECT_EQ(0, pindma_unpin(fd, h));
+	close(fd);
+}
+
+/* Kernel addresses and ranges above the user address space are not pinnable. */
+TEST(kernel_addresses_are_refused)
+{
+	int fd = pindma_open();
+	uint32_t h;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EOVERFLOW, pindma_pin(fd, (void *)0xffff888000000000UL, LAB_PAGE,
+					 PINDMA_MODE_GUP, 0, &h));
+	EXPECT_EQ(-EOVERFLOW, pindma_pin(fd, (void *)0x00007ffffffff000UL, 2 * LAB_PAGE,
+					 PINDMA_MODE_PIN_LONGTERM, 0, &h));
+	close(fd);
+}
+
+LAB_HARNESS_MAIN

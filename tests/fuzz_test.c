@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A short pindma_fuzz run inside make test (the long one is make fuzz): a fixed seed, so
+ * that a finding replays with `make fuzz FUZZ_SEED=...`, several processes and threads,
+ * and the fuzzer's own checks of errnos, counters and MemFree.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+#define SEED "20061402"
+
+FIXTURE(fuzz)
+{
+};
+
+FIXTURE_SETUP(fuzz)
+{
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+}
+
+TEST_F_TIMEOUT(fuzz, short_run_finds_nothing, 600)
+{
+	int status = system("/lab/bin/pindma_fuzz --seed " SEED " --ops 20000 --procs 4 --threads 3");
+
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("replay: make fuzz FUZZ_SEED=" SEED);
+}
+
+LAB_HARNESS_MAIN

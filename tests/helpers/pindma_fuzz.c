@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pindma_fuzz: random and structured ioctls on /dev/pindma from several processes and
+ * threads at once, mixed with fork, munmap, mprotect, madvise(DONTFORK/DOFORK), mremap,
+ * closes, exits and kills in the middle of DMA, over anonymous, shared, file-backed,
+ * hugetlb and THP memory. Every answer must be one the ABI allows for that call; at the
+ * end the driver's counters, the kernel's FOLL_PIN counters and MemFree must be back
+ * where they started. The kernel's own detectors (a debug flavour kernel) do the rest.
+ *
+ *   pindma_fuzz [--seed N] [--ops N] [--procs N] [--threads N]
+ *
+ * The seed is printed; a worker's sequence of operations depends only on the seed and
+ * its number, so a failing seed replays the same calls (their interleaving may differ).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "pindma_lib.h"
+
+#define HPAGE (2 * 1024 * 1024UL)
+#define NREGIONS 8
+#define NHANDLES 32
+#define REGION_PAGES 64
+
+enum region_kind { ANON, ANON_SHARED, FILE_SHARED, FILE_PRIVATE, HUGETLB, THP, READ_ONLY, NKINDS };
+
+static const char *const kind_names[] = {
+	"anon", "anon-shared", "file-shared", "file-private", "hugetlb", "thp", "read-only",
+};
+
+struct region {
+	char *addr;
+	size_t len;
+	enum region_kind kind;
+};
+
+struct proc {
+	unsigned long seed;
+	int id;
+	long ops;
+	int fd;
+	struct region regions[NREGIONS];
+	_Atomic uint32_t handles[NHANDLES];
+	pthread_rwlock_t mm_lock;	/* write: calls that change the mappings we touch */
+	atomic_int failed;
+};
+
+/* Tallies shared by every process (a MAP_SHARED page), for the closing summary. */
+enum tally { T_OPS, T_PIN_OK, T_DMA_OK, T_EDU_OK, T_FORK, T_KILL, T_MM, T_JUNK, T_ERR, NTALLY };
+
+static const char *const tally_names[] = {
+	"operations", "pins", "DMAs", "edu DMAs", "forks", "kills mid-DMA", "mm changes",
+	"junk ioctls", "refused calls",
+};
+
+static _Atomic long *tally;
+
+#define COUNT(t) atomic_fetch_add(&tally[t], 1)
+
+struct thread {
+	struct proc *p;
+	unsigned int seed;
+	int id;
+};
+
+/* errno sets each call may answer with, as bit masks over a small table. */
+static const int errnos[] = {
+	0, EINVAL, EOVERFLOW, E2BIG, EFAULT, EACCES, EOPNOTSUPP, ENOMEM, EINTR, EBUSY, EAGAIN,
+	ENOENT, EPERM, ERANGE, ENODEV, ENOTTY, EBADF, ETIMEDOUT,
+};
+
+static unsigned int bit(int e)
+{
+	for (unsigned int i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
+		if (errnos[i] == e)
+			return 1U << i;
+	return 0;
+}
+
+#define OK_PIN (bit(0) | bit(EINVAL) | bit(EOVERFLOW) | bit(E2BIG) | bit(EFAULT) | \
+		bit(EACCES) | bit(EOPNOTSUPP) | bit(ENOMEM) | bit(EINTR) | bit(EBUSY) | \
+		bit(EAGAIN) | bit(EBADF))
+#define OK_HANDLE (bit(0) | bit(ENOENT) | bit(EPERM) | bit(EFAULT) | bit(EBADF))
+#define OK_DMA (OK_HANDLE | bit(EINVAL) | bit(ERANGE) | bit(EACCES) | bit(ENODEV) | \
+		bit(ENOMEM) | bit(EINTR))
+#define OK_QUERY (OK_HANDLE | bit(ERANGE))
+#define OK_JUNK (bit(0) | bit(ENOTTY) | bit(EFAULT) | bit(EINVAL) | bit(ENOENT) | \
+		 bit(EBADF) | OK_DMA | OK_PIN)
+
+static void check(struct thread *t, const char *what, int ret, unsigned int allowed)
+{
+	if (ret > 0)
+		ret = 0;
+	if (ret)
+		COUNT(T_ERR);
+	if (!(bit(-ret) & allowed) || (ret && !bit(-ret))) {
+		fprintf(stderr, "pindma_fuzz: seed %lu proc %d thread %d: %s gave %s\n",
+			t->p->seed, t->p->id, t->id, what, strerror(-ret));
+		atomic_store(&t->p->failed, 1);
+	}
+}
+
+static void map_region(struct proc *p, int i, enum region_kind kind, unsigned int *seed)
+{
+	struct region *r = &p->regions[i];
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS, fd = -1, prot = PROT_READ | PROT_WRITE;
+	char path[64];
+
+	r->kind = kind;
+	r->len = REGION_PAGES * LAB_PAGE;
+	switch (kind) {
+	case ANON_SHARED:
+		flags = MAP_SHARED | MAP_ANONYMOUS;
+		break;
+	case FILE_SHARED:
+	case FILE_PRIVATE:
+		snprintf(path, sizeof(path), "/tmp/fuzz.%d.%d", getpid(), i);
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		unlink(path);
+		if (fd < 0 || ftruncate(fd, r->len))
+			break;
+		flags = kind == FILE_SHARED ? MAP_SHARED : MAP_PRIVATE;
+		break;
+	case HUGETLB:
+		r->len = HPAGE;
+		flags |= MAP_HUGETLB;
+		break;
+	case THP:
+		r->len = 2 * HPAGE;
+		break;
+	case READ_ONLY:
+		prot = PROT_READ;
+		break;
+	default:
+		break;
+	}
+	r->addr = mmap(NULL, r->len, prot, flags, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (r->addr == MAP_FAILED) {
+		/* No hugetlb pages left, say: plain anonymous memory instead. */
+		r->kind = ANON;
+		r->len = REGION_PAGES * LAB_PAGE;
+		r->addr = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+	}
+	if (r->addr == MAP_FAILED) {
+		r->addr = NULL;
+		return;
+	}
+	if (kind == THP)
+		madvise(r->addr, r->len, MADV_HUGEPAGE);
+	if (prot & PROT_WRITE && rand_r(seed) % 4)
+		memset(r->addr, 0x11, r->len);
+}
+
+/* A plausible or hostile range: inside a region mostly, sometimes off its ends or wild. */
+static void pick_range(struct thread *t, uint64_t *addr, uint64_t *len)
+{
+	struct region *r = &t->p->regions[rand_r(&t->seed) % NREGIONS];
+	uint64_t pages = r->len / LAB_PAGE;
+	uint64_t first = rand_r(&t->seed) % pages;
+
+	*addr = (uintptr_t)r->addr + first * LAB_PAGE;
+	/* At most 128 pages: many pins at once must not exhaust the guest. */
+	*len = (1 + rand_r(&t->seed) % (pages - first < 128 ? pages - first : 128)) * LAB_PAGE;
+	switch (rand_r(&t->seed) % 16) {
+	case 0:
+		*len = 0;
+		break;
+	case 1:
+		*addr += 1 + rand_r(&t->seed) % (LAB_PAGE - 1);
+		break;
+	case 2:
+		*len = UINT64_MAX - rand_r(&t->seed);
+		break;
+	case 3:
+		*len += (uint64_t)rand_r(&t->seed) * LAB_PAGE;
+		break;
+	case 4:
+		*addr = ((uint64_t)rand_r(&t->seed) << 32 | rand_r(&t->seed)) & ~(LAB_PAGE - 1);
+		break;
+	case 5:
+		*len = (PINDMA_MAX_PAGES + 1ULL) * LAB_PAGE;
+		break;
+	default:
+		break;
+	}
+}
+
+static uint32_t pick_handle(struct thread *t)
+{
+	uint32_t h = atomic_load(&t->p->handles[rand_r(&t->seed) % NHANDLES]);
+
+	if (rand_r(&t->seed) % 20 == 0)
+		h = rand_r(&t->seed);
+	return h;
+}
+
+static void op_pin(struct thread *t)
+{
+	static const uint32_t modes[] = { PINDMA_MODE_GUP, PINDMA_MODE_PIN_LONGTERM, 0, 7 };
+	uint32_t mode = modes[rand_r(&t->seed) % 16 ? rand_r(&t->seed) % 2 : 2 + rand_r(&t->seed) % 2];
+	uint32_t flags = rand_r(&t->seed) % 2 ? PINDMA_PIN_WRITE : 0, h = 0, old;
+	uint64_t addr, len;
+	int ret;
+
+	if (rand_r(&t->seed) % 30 == 0)
+		flags |= 1U << (1 + rand_r(&t->seed) % 31);
+	pick_range(t, &addr, &len);
+	ret = pindma_pin(t->p->fd, (void *)(uintptr_t)addr, len, mode, flags, &h);
+	check(t, "PIN", ret, OK_PIN);
+	if (!ret) {
+		COUNT(T_PIN_OK);
+		old = atomic_exchange(&t->p->handles[rand_r(&t->seed) % NHANDLES], h);
+		/* Keep the table bounded: the handle it replaced is let go. */
+		if (old)
+			check(t, "UNPIN (replaced)", pindma_unpin(t->p->fd, old), OK_HANDLE);
+	}
+}
+
+static void op_dma(struct thread *t, bool write)
+{
+	uint32_t engine = rand_r(&t->seed) % 1500 ? PINDMA_ENGINE_CPU : PINDMA_ENGINE_EDU;
+	uint64_t off = rand_r(&t->seed) % (REGION_PAGES * LAB_PAGE + 100);
+	uint64_t len = 1 + rand_r(&t->seed) % (2 * LAB_PAGE);
+	char buf[2 * 4096 + 64];
+	void *ubuf = buf;
+	int ret;
+
+	if (engine == PINDMA_ENGINE_EDU)
+		len = 1 + rand_r(&t->seed) % 64;	/* ~100 ms per transfer */
+	switch (rand_r(&t->seed) % 40) {
+	case 0:
+		ubuf = NULL;
+		break;
+	case 1:
+		ubuf = (void *)0xffff888000000000UL;
+		break;
+	case 2:
+		len = 0;
+		break;
+	case 3:
+		engine = 9;
+		break;
+	case 4:
+		off = UINT64_MAX - rand_r(&t->seed) % 8;
+		break;
+	default:
+		break;
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	ret = pindma_dma(t->p->fd, write ? PINDMA_IOC_DMA_WRITE : PINDMA_IOC_DMA_READ,
+			 pick_handle(t), off, ubuf, len, &engine);
+	check(t, write ? "DMA_WRITE" : "DMA_READ", ret, OK_DMA);
+	if (!ret)
+		COUNT(engine == PINDMA_ENGINE_EDU ? T_EDU_OK : T_DMA_OK);
+}
+
+/* Calls that change the mappings the threads touch; taken under the write lock. */
+static void op_mm(struct thread *t)
+{
+	struct proc *p = t->p;
+	int i = rand_r(&t->seed) % NREGIONS;
+	struct region *r = &p->regions[i];
+	void *n;
+
+	COUNT(T_MM);
+	pthread_rwlock_wrlock(&p->mm_lock);
+	if (!r->addr)
+		goto out;
+	switch (rand_r(&t->seed) % 6) {
+	case 0:	/* unmap and map again: pinned pages stay with the driver */
+		munmap(r->addr, r->len);
+		map_region(p, i, rand_r(&t->seed) % NKINDS, &t->seed);
+		break;
+	case 1:
+		mprotect(r->addr, r->len, PROT_READ);
+		mprotect(r->addr, r->len, r->kind == READ_ONLY ? PROT_READ : PROT_READ | PROT_WRITE);
+		break;
+	case 2:
+		madvise(r->addr, r->len, MADV_DONTFORK);
+		break;
+	case 3:
+		madvise(r->addr, r->len, MADV_DOFORK);
+		break;
+	case 4:
+		n = mremap(r->addr, r->len, r->len, MREMAP_MAYMOVE);
+		if (n != MAP_FAILED)
+			r->addr = n;
+		break;
+	default:
+		madvise(r->addr, r->len, MADV_DONTNEED);
+		break;
+	}
+out:
+	pthread_rwlock_unlock(&p->mm_lock);
+}
+
+/* Write to the regions (copy-on-write after forks), under the read lock. */
+static void op_touch(struct thread *t)
+{
+	struct region *r;
+
+	pthread_rwlock_rdlock(&t->p->mm_lock);
+	r = &t->p->regions[rand_r(&t->seed) % NREGIONS];
+	if (r->addr && r->kind != READ_ONLY)
+		r->addr[(rand_r(&t->seed) % (r->len / LAB_PAGE)) * LAB_PAGE] ^= 1;
+	pthread_rwlock_unlock(&t->p->mm_lock);
+}
+
+/*
+ * A child: the inherited file's handles are not its own (EPERM while they are live);
+ * it pins on a file of its own, maybe starts an edu DMA and is killed in the middle,
+ * and exits with its pins held: closing its file must release them.
+ */
+static void op_fork(struct thread *t)
+{
+	int kill_it = rand_r(&t->seed) % 4 == 0, status;
+	unsigned int s = t->seed;
+	pid_t pid;
+
+	pthread_rwlock_rdlock(&t->p->mm_lock);
+	pid = fork();
+	pthread_rwlock_unlock(&t->p->mm_lock);
+	if (pid < 0)
+		return;
+	COUNT(T_FORK);
+	if (!pid) {
+		struct thread c = { .p = t->p, .seed = s, .id = -1 };
+		uint32_t h = pick_handle(&c), e = PINDMA_ENGINE_CPU;
+		char b[8] = "killed";
+
+		if (h && !pindma_dma(c.p->fd, PINDMA_IOC_DMA_READ, h, 0, b, 1, &e))
+			_exit(3);
+		c.p->fd = pindma_open();
+		memset((void *)c.p->handles, 0, sizeof(c.p->handles));
+		for (int i = 0; i < 4; i++)
+			op_pin(&c);
+		h = atomic_load(&c.p->handles[0]);
+		for (int i = 1; !h && i < NHANDLES; i++)
+			h = atomic_load(&c.p->handles[i]);
+		if (kill_it && h) {
+			e = PINDMA_ENGINE_EDU;
+			pindma_dma(c.p->fd, PINDMA_IOC_DMA_WRITE, h, 0, b, 8, &e);
+		}
+		_exit(atomic_load(&c.p->failed) ? 4 : 0);
+	}
+	if (kill_it) {
+		usleep(1000 + rand_r(&t->seed) % 150000);
+		kill(pid, SIGKILL);
+		COUNT(T_KILL);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status)) {
+		fprintf(stderr, "pindma_fuzz: seed %lu proc %d: forked child failed (%d)\n",
+			t->p->seed, t->p->id, WEXITSTATUS(status));
+		atomic_store(&t->p->failed, 1);
+	}
+}
+
+static void op_junk(struct thread *t)
+{
+	unsigned long req = rand_r(&t->seed);
+	char junk[64];
+	int ret;
+
+	for (unsigned int i = 0; i < sizeof(junk); i++)
+		junk[i] = rand_r(&t->seed);
+	if (rand_r(&t->seed) % 2)
+		req = _IOC(rand_r(&t->seed) % 4, PINDMA_IOC_MAGIC, rand_r(&t->seed) % 10,
+			   rand_r(&t->seed) % 64);
+	ret = ioctl(t->p->fd, req, rand_r(&t->seed) % 8 ? (void *)junk : NULL) < 0 ? -errno : 0;
+	check(t, "junk ioctl", ret, OK_JUNK);
+	COUNT(T_JUNK);
+	/* A junk PIN may have succeeded: nothing keeps its handle, closing the file frees it. */
+}
+
+static void *thread_main(void *arg)
+{
+	struct thread *t = arg;
+	long n = t->p->ops;
+
+	for (long i = 0; i < n && !atomic_load(&t->p->failed); i++) {
+		uint32_t h;
+
+		COUNT(T_OPS);
+		switch (rand_r(&t->seed) % 100) {
+		case 0 ... 24:
+			op_pin(t);
+			break;
+		case 25 ... 34:
+			h = atomic_exchange(&t->p->handles[rand_r(&t->seed) % NHANDLES], 0);
+			check(t, "UNPIN", pindma_unpin(t->p->fd, h ? h : pick_handle(t)),
+			      OK_HANDLE);
+			break;
+		case 35 ... 49:
+			op_dma(t, true);
+			break;
+		case 50 ... 64:
+			op_dma(t, false);
+			break;
+		case 65 ... 72: {
+			uint64_t pfn;
+
+			check(t, "QUERY", pindma_query(t->p->fd, pick_handle(t),
+						      rand_r(&t->seed) % 80, &pfn), OK_QUERY);
+			break;
+		}
+		case 73 ... 80:
+			op_touch(t);
+			break;
+		case 81 ... 86:
+			op_mm(t);
+			break;
+		case 87 ... 88:
+			op_fork(t);
+			break;
+		case 89 ... 97:
+			op_junk(t);
+			break;
+		default: {
+			struct pindma_info info;
+
+			check(t, "INFO", pindma_call(t->p->fd, PINDMA_IOC_INFO, &info), bit(0));
+			break;
+		}
+		}
+	}
+	return NULL;
+}
+
+static int proc_main(unsigned long seed, int id, long ops, int nthreads)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+	struct thread th[16];
+	pthread_t tid[16];
+	unsigned int s = seed * 7919 + id;
+
+	p->seed = seed;
+	p->id = id;
+	p->ops = ops / nthreads;
+	pthread_rwlock_init(&p->mm_lock, NULL);
+	p->fd = pindma_open();
+	if (p->fd < 0)
+		return 10;
+	for (int i = 0; i < NREGIONS; i++)
+		map_region(p, i, i % NKINDS, &s);
+	for (int i = 0; i < nthreads; i++) {
+		th[i] = (struct thread){ .p = p, .seed = s + 104729 * (i + 1), .id = i };
+		pthread_create(&tid[i], NULL, thread_main, &th[i]);
+	}
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(tid[i], NULL);
+	close(p->fd);
+	return atomic_load(&p->failed) ? 1 : 0;
+}
+
+/* A /proc/vmstat counter, with the per-CPU deltas folded in first so that it is exact. */
+static long vmstat(const char *name)
+{
+	char line[128];
+	size_t n = strlen(name);
+	long v = -1;
+	FILE *f;
+
+	lab_write_str("/proc/sys/vm/stat_refresh", "1");
+	f = fopen("/proc/vmstat", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ' ')
+			v = atol(line + n + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long free_kb(void)
+{
+	lab_write_str("/proc/sys/vm/drop_caches", "3");
+	return lab_meminfo_kb("MemFree");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "ops", required_argument, NULL, 'n' },
+		{ "procs", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 't' },
+		{ 0 },
+	};
+	unsigned long seed = (unsigned long)time(NULL) ^ getpid();
+	long ops = 100000, pins_before, free_before, free_after, pins_after;
+	int procs = 4, threads = 4, c, failed = 0, fd, status;
+	struct pindma_info before, after;
+	struct timespec t0, t1;
+	pid_t pids[64];
+
+	while ((c = getopt_long(argc, argv, "s:n:p:t:", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			ops = atol(optarg);
+			break;
+		case 'p':
+			procs = atoi(optarg);
+			break;
+		case 't':
+			threads = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [--seed N] [--ops N] [--procs N] [--threads N]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (procs < 1 || procs > 64 || threads < 1 || threads > 16 || ops < 1)
+		return fprintf(stderr, "pindma_fuzz: 1..64 procs, 1..16 threads\n"), 2;
+	printf("pindma_fuzz: seed %lu, %ld operations, %d processes x %d threads, memory:", seed,
+	       ops, procs, threads);
+	for (int k = 0; k < NKINDS; k++)
+		printf(" %s", kind_names[k]);
+	printf("\n");
+	fflush(stdout);
+	tally = mmap(NULL, NTALLY * sizeof(*tally), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tally == MAP_FAILED)
+		return perror("mmap"), 2;
+	lab_write_str("/proc/sys/vm/nr_hugepages", "64");
+	lab_write_str("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
+	fd = pindma_open();
+	if (fd < 0 || pindma_call(fd, PINDMA_IOC_INFO, &before))
+		return fprintf(stderr, "pindma_fuzz: /dev/pindma: %s\n", strerror(-fd)), 2;
+	pins_before = vmstat("nr_foll_pin_acquired") - vmstat("nr_foll_pin_released");
+	free_before = free_kb();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+
+	for (int i = 0; i < procs; i++) {
+		fflush(NULL);
+		pids[i] = fork();
+		if (!pids[i])
+			_exit(proc_main(seed, i, ops / procs, threads));
+	}
+	for (int i = 0; i < procs; i++) {
+		if (pids[i] < 0 || waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "pindma_fuzz: seed %lu: process %d failed (status %#x)\n",
+				seed, i, pids[i] < 0 ? -1 : status);
+			failed++;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+
+	pindma_call(fd, PINDMA_IOC_INFO, &after);
+	pins_after = vmstat("nr_foll_pin_acquired") - vmstat("nr_foll_pin_released");
+	free_after = free_kb();
+	printf("pindma_fuzz: %.1f s; driver handles %llu -> %llu, pages held %llu -> %llu; "
+	       "FOLL_PIN outstanding %ld -> %ld; MemFree %ld -> %ld kB; edu transfers %llu\n",
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
+	       (unsigned long long)before.handles, (unsigned long long)after.handles,
+	       (unsigned long long)before.pages_held, (unsigned long long)after.pages_held,
+	       pins_before, pins_after, free_before, free_after,
+	       (unsigned long long)(after.edu_transfers - before.edu_transfers));
+	printf("pindma_fuzz:");
+	for (int i = 0; i < NTALLY; i++)
+		printf(" %ld %s%s", atomic_load(&tally[i]), tally_names[i], i + 1 < NTALLY ? "," : "\n");
+	if (after.handles != before.handles || after.pages_held != before.pages_held) {
+		printf("pindma_fuzz: the driver still holds what it should have released\n");
+		failed++;
+	}
+	if (pins_after != pins_before) {
+		printf("pindma_fuzz: FOLL_PIN acquired and released differ\n");
+		failed++;
+	}
+	/* Page tables and slabs settle within a few MiB; a page leak per op would be far more. */
+	if (free_before - free_after > 8192) {
+		printf("pindma_fuzz: MemFree dropped by %ld kB\n", free_before - free_after);
+		failed++;
+	}
+	close(fd);
+	printf("pindma_fuzz: seed %lu: %s\n", seed, failed ? "FAILED" : "no finding");
+	return failed ? 1 : 0;
+}

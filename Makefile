@@ -3,13 +3,14 @@
 #   make demo                   the same, running the fork/write demo
 #   make shell                  an interactive shell in the guest (Ctrl-a x quits)
 #   make fuzz [FUZZ_OPS=N] [FUZZ_SEED=S]   the long pindma fuzz run
+#   make bench                  benchmarks in the VM: report and plots in build/bench
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel.
 SHELL := /bin/bash
 FLAVOUR ?= normal
 BUILD ?= $(CURDIR)/build$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
 export FLAVOUR BUILD
 
-.PHONY: test demo shell fuzz guest kernel deps clean distclean
+.PHONY: test demo shell fuzz bench guest kernel deps clean distclean
 test: guest
 	T="$(T)" tests/run-all
 
@@ -20,6 +21,10 @@ demo: guest
 FUZZ_OPS ?= 1000000
 fuzz: guest
 	vm/run --name fuzz -- /lab/bin/pindma_fuzz --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+# Benchmarks, separate from the tests: a report and plots in $(BUILD)/bench.
+bench: guest
+	bench/run
 
 shell: guest
 	vm/run --name shell --disk $(BUILD)/disk.img --shell

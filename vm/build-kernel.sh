@@ -50,11 +50,16 @@ if [[ -f $tree/.lab-built ]]; then
 fi
 
 start=$SECONDS
+# Step timings of this tree's build, for make bench (figure 4).
+times=()
+step() { times+=("$1 $((SECONDS - step_start))"); step_start=$SECONDS; }
+step_start=$SECONDS
 if [[ ! -f $tree/.lab-patched ]]; then
 	echo "kernel: extracting ${LAB_TARBALL##*/} ($version) into $tree"
 	rm -rf "$tree" "$tree.tmp"
 	mkdir -p "$tree.tmp"
 	tar -xf "$LAB_TARBALL" -C "$tree.tmp" --strip-components=1
+	step extract
 	for p in "${patches[@]}"; do
 		echo "kernel: applying ${p##*/}"
 		if ! patch -d "$tree.tmp" -p1 --batch --forward --silent <"$p"; then
@@ -64,6 +69,7 @@ if [[ ! -f $tree/.lab-patched ]]; then
 	done
 	touch "$tree.tmp/.lab-patched"
 	mv "$tree.tmp" "$tree"
+	step patch
 fi
 
 kmake() { make -C "$tree" ARCH=x86_64 -j"$(nproc)" "$@"; }
@@ -89,11 +95,14 @@ if [[ ! -f $tree/.lab-configured ]]; then
 		die "config fragment did not survive; see $tree/.config"
 	fi
 	touch "$tree/.lab-configured"
+	step configure
 fi
 
 echo "kernel: building bzImage, Module.symvers and headers in $tree"
 kmake bzImage modules headers >"$tree/.lab-build.log" 2>&1 ||
 	{ tail -30 "$tree/.lab-build.log" >&2; die "kernel build failed; full log: $tree/.lab-build.log"; }
+step compile
+printf '%s\n' "${times[@]}" >"$tree/.lab-times"
 touch "$tree/.lab-built"
 link
 echo "kernel: built in $((SECONDS - start)) s"

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 pkgs=(linux-source-6.1 qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
-      cpio xz-utils kmod e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2)
+      cpio xz-utils kmod e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
+      gnuplot-nox)
 
 missing=()
 for p in "${pkgs[@]}"; do

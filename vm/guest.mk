@@ -14,9 +14,10 @@ TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) $
 HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/helpers/*.c))
 DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
 	$(if $(wildcard demo/run),$(GUEST)/lab/demo/run)
+BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # Host files the guest gets at their host paths, with their libraries: rdma-core's rxe provider
 # and its driver file for libibverbs, and iproute2's rdma tool.
@@ -24,7 +25,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(MODULES) $(BUILD)/disk.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(MODULES) $(BUILD)/disk.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -41,6 +42,10 @@ $(BUILD)/disk.img:
 $(GUEST)/lab/tests/%: tests/%.c $(LIBDEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB)
+
+$(GUEST)/lab/bench/%: bench/%.c $(LIBDEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< tests/lib/lab.c
 
 $(GUEST)/lab/bin/%: tests/helpers/%.c $(LIBDEPS)
 	@mkdir -p $(@D)

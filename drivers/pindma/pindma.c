@@ -199,7 +199,8 @@ static int pindma_check_vmas(struct mm_struct *mm, unsigned long start,
 	struct vm_area_struct *vma;
 	unsigned long addr = start;
 
-	mmap_assert_locked(mm);
+	/* Not mmap_assert_locked(): with DEBUG_VM it calls dump_mm(), not exported. */
+	lockdep_assert_held(&mm->mmap_lock);
 
 	while (addr < end) {
 		vma = vma_lookup(mm, addr);

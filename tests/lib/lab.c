@@ -268,3 +268,30 @@ int lab_quiet_writeback(bool quiet)
 	       lab_write_str("/proc/sys/vm/dirty_background_ratio", quiet ? "90" : "10") |
 	       lab_write_str("/proc/sys/vm/dirty_ratio", quiet ? "95" : "20");
 }
+
+long lab_vmstat(const char *name)
+{
+	char line[128];
+	size_t n = strlen(name);
+	long v = -1;
+	FILE *f;
+
+	lab_write_str("/proc/sys/vm/stat_refresh", "1");
+	f = fopen("/proc/vmstat", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ' ')
+			v = atol(line + n + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+long lab_foll_pins(void)
+{
+	return lab_vmstat("nr_foll_pin_acquired") - lab_vmstat("nr_foll_pin_released");
+}
+
+bool lab_memfree_is_exact(void)
+{
+	return access("/sys/kernel/debug/kmemleak", F_OK) != 0;
+}

@@ -38,6 +38,17 @@ int lab_write_str(const char *path, const char *value);
  */
 int lab_quiet_writeback(bool quiet);
 
+/* A /proc/vmstat counter, exact (per-CPU deltas folded first through vm.stat_refresh); -1. */
+long lab_vmstat(const char *name);
+/* FOLL_PIN pins outstanding system-wide: nr_foll_pin_acquired - nr_foll_pin_released. */
+long lab_foll_pins(void);
+/*
+ * Whether MemFree can show a leak of a few pages. Not under KASAN (the debug flavour, told
+ * by its kmemleak): its quarantine keeps megabytes of freed memory back, so there the
+ * exact counters and the kmemleak scan after the suite are the leak checks.
+ */
+bool lab_memfree_is_exact(void);
+
 /* Sectors written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
 long long lab_sectors_written(const char *disk);
 /*

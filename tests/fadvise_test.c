@@ -90,7 +90,7 @@ TEST(constants_have_their_2006_values)
 }
 
 /* ASYNC_WRITE starts I/O on the range's dirty pages; the rest of the file stays dirty. */
-TEST_F(file, async_write_starts_io_on_the_range_only)
+TEST_F_TIMEOUT(file, async_write_starts_io_on_the_range_only, 120)
 {
 	long long before;
 	int dirty, wb;
@@ -110,7 +110,7 @@ TEST_F(file, async_write_starts_io_on_the_range_only)
 }
 
 /* Through a shared mapping too: the dirtied PTEs are found and written. */
-TEST_F(file, async_write_covers_mmap_writes)
+TEST_F_TIMEOUT(file, async_write_covers_mmap_writes, 120)
 {
 	long long before = lab_sectors_written("vda");
 	int dirty, wb;
@@ -124,7 +124,7 @@ TEST_F(file, async_write_covers_mmap_writes)
 }
 
 /* WRITE_WAIT starts nothing: dirty pages stay dirty and no sector is written. */
-TEST_F(file, write_wait_starts_nothing)
+TEST_F_TIMEOUT(file, write_wait_starts_nothing, 120)
 {
 	long long before;
 	int dirty, wb;
@@ -140,7 +140,7 @@ TEST_F(file, write_wait_starts_nothing)
 }
 
 /* WRITE_WAIT returns only when no page of the range is under writeback. */
-TEST_F(file, write_wait_waits_for_writeback_in_flight)
+TEST_F_TIMEOUT(file, write_wait_waits_for_writeback_in_flight, 120)
 {
 	int dirty, wb;
 
@@ -153,7 +153,7 @@ TEST_F(file, write_wait_waits_for_writeback_in_flight)
 }
 
 /* wait, write, wait: nothing of the range is left dirty or in flight. */
-TEST_F(file, wait_write_wait_leaves_nothing_dirty)
+TEST_F_TIMEOUT(file, wait_write_wait_leaves_nothing_dirty, 120)
 {
 	int dirty, wb;
 
@@ -169,7 +169,7 @@ TEST_F(file, wait_write_wait_leaves_nothing_dirty)
 }
 
 /* The article's complaint, still true on 6.1: msync(MS_ASYNC) starts no I/O. */
-TEST_F(file, msync_async_starts_no_io)
+TEST_F_TIMEOUT(file, msync_async_starts_no_io, 120)
 {
 	long long before;
 	int dirty, wb;
@@ -184,7 +184,7 @@ TEST_F(file, msync_async_starts_no_io)
 	EXPECT_EQ((int)NPAGES, dirty);
 }
 
-TEST_F(file, bad_arguments)
+TEST_F_TIMEOUT(file, bad_arguments, 120)
 {
 	int pipefd[2], tmp;
 

@@ -571,7 +571,7 @@ int main(int argc, char **argv)
 	}
 	/* Page tables and slabs settle within a few MiB; a page leak per op would be far more. */
 	if (!lab_memfree_is_exact())
-		printf("pindma_fuzz: MemFree not judged under KASAN (its quarantine holds freed "
+		printf("pindma_fuzz: MemFree not judged on the debug kernel (its quarantine holds freed "
 		       "memory); the counters above and kmemleak are\n");
 	else if (free_before - free_after > 8192) {
 		printf("pindma_fuzz: MemFree dropped by %ld kB\n", free_before - free_after);

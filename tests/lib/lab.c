@@ -214,25 +214,31 @@ long long lab_sectors_written(const char *disk)
 int lab_page_states(const char *map, unsigned long first, unsigned long n, int *dirty,
 		    int *writeback)
 {
-	int kpf = open("/proc/kpageflags", O_RDONLY);
+	int kpf = open("/proc/kpageflags", O_RDONLY), pm = open("/proc/self/pagemap", O_RDONLY);
+	int ret = -1;
 
 	*dirty = *writeback = 0;
-	if (kpf < 0)
-		return -1;
+	if (kpf < 0 || pm < 0)
+		goto out;
 	for (unsigned long i = first; i < first + n; i++) {
-		uint64_t flags, pfn;
+		const char *page = map + i * LAB_PAGE;
+		uint64_t flags, entry;
 
-		(void)*(volatile const char *)(map + i * LAB_PAGE);	/* map it in */
-		pfn = lab_pfn(0, map + i * LAB_PAGE);
-		if (!pfn || pread(kpf, &flags, 8, pfn * 8) != 8) {
-			close(kpf);
-			return -1;
-		}
+		(void)*(volatile const char *)page;	/* map it in */
+		if (pread(pm, &entry, 8, (uintptr_t)page / LAB_PAGE * 8) != 8 ||
+		    !(entry & (1ULL << 63)) ||
+		    pread(kpf, &flags, 8, (entry & ((1ULL << 55) - 1)) * 8) != 8)
+			goto out;
 		*dirty += !!(flags & (1ULL << KPF_DIRTY));
 		*writeback += !!(flags & (1ULL << KPF_WRITEBACK));
 	}
-	close(kpf);
-	return 0;
+	ret = 0;
+out:
+	if (kpf >= 0)
+		close(kpf);
+	if (pm >= 0)
+		close(pm);
+	return ret;
 }
 
 

@@ -142,8 +142,8 @@ TEST_F(dev, hugetlb_page_is_shared_only_while_on)
 	munmap(p, HPAGE);
 }
 
-/* Pins taken and orphaned while on, released after it is off: 200 rounds, nothing left. */
-TEST_F(dev, pins_from_while_on_release_cleanly_after_off)
+/* Pins taken and orphaned while on, released after it is off: 1000 rounds, nothing left. */
+TEST_F_TIMEOUT(dev, pins_from_while_on_release_cleanly_after_off, 600)
 {
 	char *p = mmap(NULL, 4 * LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
@@ -154,20 +154,20 @@ TEST_F(dev, pins_from_while_on_release_cleanly_after_off)
 	memset(p, 1, 4 * LAB_PAGE);
 	lab_write_str("/proc/sys/vm/drop_caches", "3");
 	free_before = lab_meminfo_kb("MemFree");
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 1000; i++) {
 		int r = orphaned_after_fork(self->fd, p + (i % 4) * LAB_PAGE, 1);
 
 		ASSERT_LE(0, r);
 		orphaned += r;
 	}
-	EXPECT_EQ(200, orphaned);
+	EXPECT_EQ(1000, orphaned);
 	EXPECT_EQ(pins_before, lab_foll_pins()) TH_LOG("FOLL_PIN acquired and released differ");
 	lab_write_str("/proc/sys/vm/drop_caches", "3");
 	free_after = lab_meminfo_kb("MemFree");
 	TH_LOG("MemFree %ld -> %ld kB", free_before, free_after);
-	/* 200 orphaned pages would be 800 kB; allow noise below that. */
+	/* 1000 orphaned pages would be 4 MiB; per-CPU page lists and slabs move it less. */
 	if (lab_memfree_is_exact())
-		EXPECT_GT(512, free_before - free_after);
+		EXPECT_GT(2048, free_before - free_after);
 	munmap(p, 4 * LAB_PAGE);
 }
 

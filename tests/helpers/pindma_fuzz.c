@@ -569,11 +569,15 @@ int main(int argc, char **argv)
 		printf("pindma_fuzz: FOLL_PIN acquired and released differ\n");
 		failed++;
 	}
-	/* Page tables and slabs settle within a few MiB; a page leak per op would be far more. */
+	/*
+	 * A backstop only (the counters above are exact): slab caches keep partly used slabs
+	 * and per-CPU page lists are not counted free, which moves MemFree by several MiB
+	 * after a run's thousands of forks; leaking the pages of the pins would be hundreds.
+	 */
 	if (!lab_memfree_is_exact())
 		printf("pindma_fuzz: MemFree not judged on the debug kernel (its quarantine holds freed "
 		       "memory); the counters above and kmemleak are\n");
-	else if (free_before - free_after > 8192) {
+	else if (free_before - free_after > 32768) {
 		printf("pindma_fuzz: MemFree dropped by %ld kB\n", free_before - free_after);
 		failed++;
 	}

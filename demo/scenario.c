@@ -188,7 +188,7 @@ struct child_report {
  */
 static void child_main(const struct scenario *s, char *page, int cmd, int rep)
 {
-	struct child_report r = { .pfn = lab_pfn(0, page) };
+	struct child_report r = { .pfn = lab_pfn(page) };
 	char c;
 
 	if (write(rep, &r, sizeof(r)) != sizeof(r) || s->child_exits)
@@ -197,7 +197,7 @@ static void child_main(const struct scenario *s, char *page, int cmd, int rep)
 		_exit(1);
 	memcpy(r.at_parent, page + OFF_PARENT, TAG);	/* SIGSEGV when not inherited */
 	memcpy(r.at_device, page + OFF_DEVICE, TAG);
-	r.pfn = lab_pfn(0, page);
+	r.pfn = lab_pfn(page);
 	_exit(write(rep, &r, sizeof(r)) == sizeof(r) ? 0 : 1);
 }
 
@@ -231,7 +231,7 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 	} else if (mlock(page, LAB_PAGE)) {
 		return fail(obs, "mlock");
 	}
-	obs->par_before = lab_pfn(0, page);
+	obs->par_before = lab_pfn(page);
 	if (pipe(cmd) || pipe(rep)) {
 		fail(obs, "pipe");
 		goto out;
@@ -255,7 +255,7 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 		goto out;
 	}
 	obs->child_fork = r.pfn;
-	obs->par_fork = lab_pfn(0, page);
+	obs->par_fork = lab_pfn(page);
 	if (s->child_exits) {
 		waitpid(pid, &status, 0);
 		pid = -1;
@@ -264,7 +264,7 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 
 	/* The parent writes: the copy-on-write fault, if the page is shared. */
 	memcpy(page + OFF_PARENT, PARENT, TAG);
-	obs->par_after = lab_pfn(0, page);
+	obs->par_after = lab_pfn(page);
 
 	if (s->mode) {
 		used = engine;

@@ -7,25 +7,15 @@
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
-#include <grp.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "lab.h"
 #include "pindma_lib.h"
-
-static int become_nobody(unsigned long memlock_pages)
-{
-	struct rlimit rl = { memlock_pages * LAB_PAGE, memlock_pages * LAB_PAGE };
-
-	return setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) || setgid(65534) ||
-	       setuid(65534) ? -1 : 0;
-}
 
 TEST(node_is_a_char_device_open_to_all)
 {
@@ -42,7 +32,7 @@ static int limit_spans_files(void *arg)
 	uint32_t h;
 	int a, b;
 
-	if (become_nobody(16))
+	if (lab_become_nobody(16))
 		return 10;
 	a = pindma_open();
 	b = pindma_open();
@@ -135,7 +125,7 @@ TEST(another_process_cannot_use_my_handles_even_with_my_file)
 		int got;
 
 		close(fd);
-		if (become_nobody(8))
+		if (lab_become_nobody(8))
 			_exit(10);
 		got = recv_fd(sv[1]);
 		if (got < 0)

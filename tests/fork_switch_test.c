@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/kernel-page-flags.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 
 #define KNOB "/proc/sys/vm/fork_share_pinned"
 #define HPAGE (2 * 1024 * 1024UL)
-#define KPF_THP 22
 
 static int knob_write(int on)
 {
@@ -51,7 +51,7 @@ static int orphaned_after_fork(int fd, char *addr, int knob)
 		_exit(read(pipefd[0], &c, 1) == 1 ? 0 : 1);
 	knob_write(0);
 	*(volatile char *)addr = 'p';
-	par = lab_pfn(0, addr);
+	par = lab_pfn(addr);
 	pindma_query(fd, h, 0, &drv);
 	/* Unpin with the child still holding the page, then let it go. */
 	ret = pindma_unpin(fd, h);
@@ -111,18 +111,12 @@ TEST_F(dev, pmd_mapped_thp_is_shared_only_while_on)
 	char *raw = mmap(NULL, 2 * HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 	char *p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	uint64_t flags = 0;
-	int kpf;
-
 	ASSERT_NE(MAP_FAILED, raw);
 	lab_write_str("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
 	ASSERT_EQ(0, madvise(p, HPAGE, MADV_HUGEPAGE));
 	memset(p, 1, HPAGE);
-	kpf = open("/proc/kpageflags", O_RDONLY);
-	ASSERT_LE(0, kpf);
-	ASSERT_EQ(8, pread(kpf, &flags, 8, lab_pfn(0, p) * 8));
-	close(kpf);
-	ASSERT_NE(0ULL, flags & (1ULL << KPF_THP)) TH_LOG("no THP was allocated for the range");
+	ASSERT_NE(0ULL, lab_page_flags(p) & (1ULL << KPF_THP))
+		TH_LOG("no THP was allocated for the range");
 	EXPECT_EQ(1, orphaned_after_fork(self->fd, p, 1));
 	EXPECT_EQ(0, orphaned_after_fork(self->fd, p + 8 * LAB_PAGE, 0));
 	munmap(raw, 2 * HPAGE);

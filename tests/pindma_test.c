@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -306,7 +305,7 @@ TEST_F(trip, round_trip_across_pages)
 	EXPECT_EQ(vmpin + (long)(SIZE / 1024), lab_status_kb("VmPin"));
 	for (uint32_t i = 0; i < NPAGES; i++) {
 		ASSERT_EQ(0, pindma_query(self->fd, h, i, &pfn));
-		EXPECT_EQ(lab_pfn(0, self->buf + i * LAB_PAGE), pfn) TH_LOG("page %u", i);
+		EXPECT_EQ(lab_pfn(self->buf + i * LAB_PAGE), pfn) TH_LOG("page %u", i);
 	}
 
 	/* The device writes 300 bytes straddling pages 1 and 2. */
@@ -374,12 +373,11 @@ TEST(close_unpins_everything)
 
 static int pin_as_nobody(void *arg)
 {
-	struct rlimit rl = { 16 * LAB_PAGE, 16 * LAB_PAGE };
 	char *buf = arg;
 	uint32_t h, h2;
 	int fd;
 
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
+	if (lab_become_nobody(16))
 		return 10;
 	fd = pindma_open();
 	if (fd < 0)

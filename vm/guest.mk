@@ -54,7 +54,8 @@ $(GUEST)/lab/bin/%: tests/helpers/%.c $(LIBDEPS)
 # The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
 $(GUEST)/lab/demo/verbs_demo: demo/verbs_demo.c $(LIBDEPS)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -Werror -Itests/lib -o $@ $< tests/lib/lab.c -libverbs
+	$(CC) -O2 -g -Wall -Wextra -Werror -isystem $(KTREE)/usr/include -Itests/lib -o $@ $< \
+		tests/lib/lab.c -libverbs
 
 $(GUEST)/lab/demo/%_demo: demo/%_demo.c $(LIBDEPS)
 	@mkdir -p $(@D)

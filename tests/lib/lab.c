@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "lab.h"
 
+#include <linux/kernel-page-flags.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,12 +24,12 @@ static FILE *open_proc(pid_t pid, const char *name)
 	return fopen(path, "r");
 }
 
-bool lab_vmflags(pid_t pid, const void *addr, char *flags, size_t size)
+bool lab_vmflags(const void *addr, char *flags, size_t size)
 {
 	unsigned long a = (unsigned long)addr, lo, hi;
 	bool inside = false, found = false;
 	char line[512];
-	FILE *f = open_proc(pid, "smaps");
+	FILE *f = open_proc(0, "smaps");
 
 	if (!f)
 		return false;
@@ -49,7 +53,7 @@ bool lab_has_vmflag(const void *addr, const char *flag)
 {
 	char flags[256], *tok, *save;
 
-	if (!lab_vmflags(0, addr, flags, sizeof(flags)))
+	if (!lab_vmflags(addr, flags, sizeof(flags)))
 		return false;
 	for (tok = strtok_r(flags, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
 		if (!strcmp(tok, flag))
@@ -89,27 +93,54 @@ int lab_maps_count(const void *addr, size_t len)
 	return n;
 }
 
-uint64_t lab_pfn(pid_t pid, const void *addr)
+/* The PFN in one /proc/<pid>/pagemap entry: bit 63 present, bits 0-54 the PFN (root only). */
+static uint64_t pagemap_pfn(int pagemap, const void *addr)
 {
-	char path[64];
-	uint64_t entry = 0;
-	int fd;
+	uint64_t entry;
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/pagemap");
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &entry, sizeof(entry), (unsigned long)addr / LAB_PAGE * sizeof(entry)) !=
-	    sizeof(entry))
-		entry = 0;
-	close(fd);
-	/* Bit 63: present; bits 0-54: PFN (visible to CAP_SYS_ADMIN only). */
-	if (!(entry & (1ULL << 63)))
+	if (pread(pagemap, &entry, sizeof(entry), (uintptr_t)addr / LAB_PAGE * sizeof(entry)) !=
+	    sizeof(entry) || !(entry & (1ULL << 63)))
 		return 0;
 	return entry & ((1ULL << 55) - 1);
+}
+
+uint64_t lab_pfn(const void *addr)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t pfn;
+
+	if (fd < 0)
+		return 0;
+	pfn = pagemap_pfn(fd, addr);
+	close(fd);
+	return pfn;
+}
+
+static int kpageflags(int kpf, uint64_t pfn, uint64_t *flags)
+{
+	return pfn && pread(kpf, flags, sizeof(*flags), pfn * sizeof(*flags)) == sizeof(*flags) ?
+	       0 : -1;
+}
+
+uint64_t lab_page_flags(const void *addr)
+{
+	int kpf = open("/proc/kpageflags", O_RDONLY);
+	uint64_t flags = 0;
+
+	if (kpf >= 0) {
+		if (kpageflags(kpf, lab_pfn(addr), &flags))
+			flags = 0;
+		close(kpf);
+	}
+	return flags;
+}
+
+int lab_become_nobody(unsigned long memlock_pages)
+{
+	struct rlimit rl = { memlock_pages * LAB_PAGE, memlock_pages * LAB_PAGE };
+
+	return setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) || setgid(65534) ||
+	       setuid(65534) ? -1 : 0;
 }
 
 int lab_in_child(int (*fn)(void *), void *arg)
@@ -208,9 +239,6 @@ long long lab_sectors_written(const char *disk)
 	return f[6];
 }
 
-#define KPF_DIRTY 4
-#define KPF_WRITEBACK 8
-
 int lab_page_states(const char *map, unsigned long first, unsigned long n, int *dirty,
 		    int *writeback)
 {
@@ -222,12 +250,10 @@ int lab_page_states(const char *map, unsigned long first, unsigned long n, int *
 		goto out;
 	for (unsigned long i = first; i < first + n; i++) {
 		const char *page = map + i * LAB_PAGE;
-		uint64_t flags, entry;
+		uint64_t flags;
 
 		(void)*(volatile const char *)page;	/* map it in */
-		if (pread(pm, &entry, 8, (uintptr_t)page / LAB_PAGE * 8) != 8 ||
-		    !(entry & (1ULL << 63)) ||
-		    pread(kpf, &flags, 8, (entry & ((1ULL << 55) - 1)) * 8) != 8)
+		if (kpageflags(kpf, pagemap_pfn(pm, page), &flags))
 			goto out;
 		*dirty += !!(flags & (1ULL << KPF_DIRTY));
 		*writeback += !!(flags & (1ULL << KPF_WRITEBACK));

@@ -9,16 +9,20 @@
 
 #define LAB_PAGE 4096UL
 
-/* The VmFlags line of the smaps entry holding addr ("" when none); false when no entry holds it. */
-bool lab_vmflags(pid_t pid, const void *addr, char *flags, size_t size);
+/* The VmFlags line of our smaps entry holding addr; false when no entry holds it. */
+bool lab_vmflags(const void *addr, char *flags, size_t size);
 /* Whether flag (e.g. "dc") is among the VmFlags of the mapping holding addr in our own smaps. */
 bool lab_has_vmflag(const void *addr, const char *flag);
 /* Whether /proc/<pid>/maps has an entry covering addr. */
 bool lab_maps_covers(pid_t pid, const void *addr);
 /* Number of /proc/self/maps entries overlapping [addr, addr + len). */
 int lab_maps_count(const void *addr, size_t len);
-/* PFN of the page mapped at addr in pid (0: self) from /proc/<pid>/pagemap; 0 when not present. */
-uint64_t lab_pfn(pid_t pid, const void *addr);
+/* PFN of the page mapped at addr, from /proc/self/pagemap; 0 when none is present. */
+uint64_t lab_pfn(const void *addr);
+/* /proc/kpageflags of the page mapped at addr (KPF_* in <linux/kernel-page-flags.h>); 0 if none. */
+uint64_t lab_page_flags(const void *addr);
+/* Drop to nobody (65534) with RLIMIT_MEMLOCK set to that many pages; 0 or -1. */
+int lab_become_nobody(unsigned long memlock_pages);
 /* Run fn(arg) in a child; return its wait status. */
 int lab_in_child(int (*fn)(void *), void *arg);
 /* One numeric field (kB) of /proc/self/status, e.g. "VmPin"; -1 when missing. */

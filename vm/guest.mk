@@ -1,15 +1,30 @@
-# Everything that goes into the guest, built against the lab kernel tree ($(BUILD)/linux):
-# the pindma module (Kbuild), static test and demo programs, and the initramfs.
+# Everything that goes into the guest, built against the lab kernel tree ($(BUILD)/linux): the pindma
+# module (Kbuild), the static programs of demo/, bench/ and tests/, and the initramfs.
 # Called by the top Makefile after vm/build-kernel.sh, so the tree is in place.
+#
+# The programs share one library, liblab/ (a static archive: each program links only the objects it
+# calls). dontfork_demo and the test of its rows also link the demo's scenarios.
+.DEFAULT_GOAL := all
 KTREE := $(BUILD)/linux
 GUEST := $(BUILD)/guest
+OBJ := $(BUILD)/obj
 STAMP := $(KTREE)/.lab-built
 
-CFLAGS := -O2 -g -Wall -Wextra -Werror -static -isystem $(KTREE)/usr/include \
-	-I$(KTREE)/tools/testing/selftests -Itests/lib -Idemo -Idrivers/pindma/uapi
-LIB := tests/lib/lab.c demo/scenario.c
-LIBDEPS := $(LIB) $(wildcard tests/lib/*.h demo/*.h) drivers/pindma/uapi/pindma.h $(STAMP)
+# The uapi headers of the tree under test and pindma's ABI header, for every program.
+CPPFLAGS := -isystem $(KTREE)/usr/include -Iliblab -Idrivers/pindma/uapi
+# A function per section, and the linker drops those no program calls: each program carries only the
+# parts of the library it uses.
+CFLAGS := -O2 -g -Wall -Wextra -Werror -ffunction-sections -fdata-sections
+LDFLAGS := -static -Wl,--gc-sections
 
+LIBLAB := $(OBJ)/liblab.a
+LIBLAB_OBJS := $(patsubst liblab/%.c,$(OBJ)/liblab/%.o,$(wildcard liblab/*.c))
+# The flags are a prerequisite too: changing them rebuilds every program.
+FLAGS := $(OBJ)/.flags
+HEADERS := $(wildcard liblab/*.h) drivers/pindma/uapi/pindma.h $(STAMP) $(FLAGS)
+SCENARIOS := $(OBJ)/demo/scenario.o
+
+# The programs, by where they go in the guest.
 TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) $(GUEST)/lab/tests/run
 HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/helpers/*.c))
 DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
@@ -18,6 +33,16 @@ BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
 # Programs whose source is gone must leave the guest too.
 STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
+
+# What each program needs beyond its own source and liblab.
+$(GUEST)/lab/demo/dontfork_demo: $(SCENARIOS)
+$(GUEST)/lab/tests/demo_rows_test: $(SCENARIOS)
+$(GUEST)/lab/tests/demo_rows_test: private CPPFLAGS += -Idemo
+$(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KTREE)/tools/testing/selftests -Itests/lib
+$(GUEST)/lab/bin/%: private LDLIBS += -pthread
+# The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
+$(GUEST)/lab/demo/verbs_demo: private LDFLAGS := -Wl,--gc-sections
+$(GUEST)/lab/demo/verbs_demo: private LDLIBS += -libverbs
 
 # Host files the guest gets at their host paths, with their libraries: rdma-core's rxe provider
 # and its driver file for libibverbs, and iproute2's rdma tool.
@@ -39,27 +64,30 @@ $(BUILD)/disk.img:
 	/sbin/mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
 	mv $@.tmp $@
 
-$(GUEST)/lab/tests/%: tests/%.c $(LIBDEPS)
+$(FLAGS): FORCE
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB)
+	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' >$@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
-$(GUEST)/lab/bench/%: bench/%.c $(LIBDEPS)
+$(OBJ)/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< tests/lib/lab.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(SCENARIOS): demo/scenario.h
 
-$(GUEST)/lab/bin/%: tests/helpers/%.c $(LIBDEPS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -pthread -o $@ $< tests/lib/lab.c
+$(LIBLAB): $(LIBLAB_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
 
-# The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
-$(GUEST)/lab/demo/verbs_demo: demo/verbs_demo.c $(LIBDEPS)
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -Wall -Wextra -Werror -isystem $(KTREE)/usr/include -Itests/lib -o $@ $< \
-		tests/lib/lab.c -libverbs
-
-$(GUEST)/lab/demo/%_demo: demo/%_demo.c $(LIBDEPS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB)
+# One rule for every program: its source, the objects it names above, then the library.
+define program
+$(GUEST)/lab/$(1)/%: $(2)/%.c $$(LIBLAB) $$(HEADERS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$< $$(filter %.o,$$^) $$(LIBLAB) $$(LDLIBS)
+endef
+$(eval $(call program,tests,tests))
+$(eval $(call program,bin,tests/helpers))
+$(eval $(call program,demo,demo))
+$(eval $(call program,bench,bench))
 
 $(GUEST)/lab/%: %
 	install -D -m 755 $< $@

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Small helpers shared by the lab's tests and demo: /proc readers and child processes. */
+/*
+ * liblab: the user-space side of the lab that the demo, the benchmarks and the tests share. Built
+ * as a static archive, one object per topic, so a program links only what it calls. The pindma
+ * ioctl wrappers are pindma_lib.h; the fadvise constants, linux_fadvise.h.
+ */
 #ifndef LAB_H
 #define LAB_H
 
@@ -9,6 +13,8 @@
 
 #define LAB_PAGE 4096UL
 
+/* proc.c: /proc and /sys readers and knobs */
+
 /* The VmFlags line of our smaps entry holding addr; false when no entry holds it. */
 bool lab_vmflags(const void *addr, char *flags, size_t size);
 /* Whether flag (e.g. "dc") is among the VmFlags of the mapping holding addr in our own smaps. */
@@ -17,31 +23,14 @@ bool lab_has_vmflag(const void *addr, const char *flag);
 bool lab_maps_covers(pid_t pid, const void *addr);
 /* Number of /proc/self/maps entries overlapping [addr, addr + len). */
 int lab_maps_count(const void *addr, size_t len);
-/* PFN of the page mapped at addr, from /proc/self/pagemap; 0 when none is present. */
-uint64_t lab_pfn(const void *addr);
-/* /proc/kpageflags of the page mapped at addr (KPF_* in <linux/kernel-page-flags.h>); 0 if none. */
-uint64_t lab_page_flags(const void *addr);
-/* Drop to nobody (65534) with RLIMIT_MEMLOCK set to that many pages; 0 or -1. */
-int lab_become_nobody(unsigned long memlock_pages);
-/* Run fn(arg) in a child; return its wait status. */
-int lab_in_child(int (*fn)(void *), void *arg);
 /* One numeric field (kB) of /proc/self/status, e.g. "VmPin"; -1 when missing. */
 long lab_status_kb(const char *field);
 /* One numeric field (kB) of /proc/meminfo, e.g. "MemFree"; -1 when missing. */
 long lab_meminfo_kb(const char *field);
-/* The sysfs folder of the first PCI device with this vendor:device, or false. */
-bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t size);
-
 /* The integer at the start of a /proc or /sys file, or -1. */
 int lab_read_int(const char *path);
 /* Write value to a /proc or /sys file: 0, or -1 with errno set. */
 int lab_write_str(const char *path, const char *value);
-/*
- * quiet: stop the periodic flusher and move the dirty limits out of reach, so that only
- * what a test asks for is written back; !quiet: the kernel's defaults again. 0 or -1.
- */
-int lab_quiet_writeback(bool quiet);
-
 /* A /proc/vmstat counter, exact (per-CPU deltas folded first through vm.stat_refresh); -1. */
 long lab_vmstat(const char *name);
 /* FOLL_PIN pins outstanding system-wide: nr_foll_pin_acquired - nr_foll_pin_released. */
@@ -53,13 +42,39 @@ long lab_foll_pins(void);
  */
 bool lab_memfree_is_exact(void);
 
-/* Sectors written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
-long long lab_sectors_written(const char *disk);
+/* pagemap.c: page frame numbers and page flags */
+
+/* PFN of the page mapped at addr, from /proc/self/pagemap; 0 when none is present. */
+uint64_t lab_pfn(const void *addr);
+/* /proc/kpageflags of the page mapped at addr (KPF_* in <linux/kernel-page-flags.h>); 0 if none. */
+uint64_t lab_page_flags(const void *addr);
 /*
  * Over pages [first, first + n) of a file mapping, count those dirty and those under
  * writeback (/proc/self/pagemap + /proc/kpageflags; maps each page in). 0, or -1 on error.
  */
 int lab_page_states(const char *map, unsigned long first, unsigned long n, int *dirty,
 		    int *writeback);
+
+/* process.c: children and privileges */
+
+/* Drop to nobody (65534) with RLIMIT_MEMLOCK set to that many pages; 0 or -1. */
+int lab_become_nobody(unsigned long memlock_pages);
+/* Run fn(arg) in a child; return its wait status. */
+int lab_in_child(int (*fn)(void *), void *arg);
+
+/* block.c: the guest disk and writeback */
+
+/* Sectors written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
+long long lab_sectors_written(const char *disk);
+/*
+ * quiet: stop the periodic flusher and move the dirty limits out of reach, so that only
+ * what a test asks for is written back; !quiet: the kernel's defaults again. 0 or -1.
+ */
+int lab_quiet_writeback(bool quiet);
+
+/* pci.c */
+
+/* The sysfs folder of the first PCI device with this vendor:device, or false. */
+bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t size);
 
 #endif

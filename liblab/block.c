@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The guest disk's counters and the writeback knobs the fadvise tests hold still. */
+#include "lab.h"
+
+#include <stdio.h>
+
+long long lab_sectors_written(const char *disk)
+{
+	long long f[7] = { 0 };
+	char path[64];
+	FILE *s;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/stat", disk);
+	s = fopen(path, "r");
+	if (!s)
+		return -1;
+	if (fscanf(s, "%lld %lld %lld %lld %lld %lld %lld", &f[0], &f[1], &f[2], &f[3], &f[4],
+		   &f[5], &f[6]) != 7)
+		f[6] = -1;
+	fclose(s);
+	return f[6];
+}
+
+int lab_quiet_writeback(bool quiet)
+{
+	return lab_write_str("/proc/sys/vm/dirty_writeback_centisecs", quiet ? "0" : "500") |
+	       lab_write_str("/proc/sys/vm/dirty_background_ratio", quiet ? "90" : "10") |
+	       lab_write_str("/proc/sys/vm/dirty_ratio", quiet ? "95" : "20");
+}

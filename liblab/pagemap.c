@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Page frame numbers and page flags: /proc/self/pagemap and /proc/kpageflags (root only). */
+#include "lab.h"
+
+#include <linux/kernel-page-flags.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+/* The PFN in one /proc/<pid>/pagemap entry: bit 63 present, bits 0-54 the PFN (root only). */
+static uint64_t pagemap_pfn(int pagemap, const void *addr)
+{
+	uint64_t entry;
+
+	if (pread(pagemap, &entry, sizeof(entry), (uintptr_t)addr / LAB_PAGE * sizeof(entry)) !=
+	    sizeof(entry) || !(entry & (1ULL << 63)))
+		return 0;
+	return entry & ((1ULL << 55) - 1);
+}
+
+uint64_t lab_pfn(const void *addr)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t pfn;
+
+	if (fd < 0)
+		return 0;
+	pfn = pagemap_pfn(fd, addr);
+	close(fd);
+	return pfn;
+}
+
+static int kpageflags(int kpf, uint64_t pfn, uint64_t *flags)
+{
+	return pfn && pread(kpf, flags, sizeof(*flags), pfn * sizeof(*flags)) == sizeof(*flags) ?
+	       0 : -1;
+}
+
+uint64_t lab_page_flags(const void *addr)
+{
+	int kpf = open("/proc/kpageflags", O_RDONLY);
+	uint64_t flags = 0;
+
+	if (kpf >= 0) {
+		if (kpageflags(kpf, lab_pfn(addr), &flags))
+			flags = 0;
+		close(kpf);
+	}
+	return flags;
+}
+
+int lab_page_states(const char *map, unsigned long first, unsigned long n, int *dirty,
+		    int *writeback)
+{
+	int kpf = open("/proc/kpageflags", O_RDONLY), pm = open("/proc/self/pagemap", O_RDONLY);
+	int ret = -1;
+
+	*dirty = *writeback = 0;
+	if (kpf < 0 || pm < 0)
+		goto out;
+	for (unsigned long i = first; i < first + n; i++) {
+		const char *page = map + i * LAB_PAGE;
+		uint64_t flags;
+
+		(void)*(volatile const char *)page;	/* map it in */
+		if (kpageflags(kpf, pagemap_pfn(pm, page), &flags))
+			goto out;
+		*dirty += !!(flags & (1ULL << KPF_DIRTY));
+		*writeback += !!(flags & (1ULL << KPF_WRITEBACK));
+	}
+	ret = 0;
+out:
+	if (kpf >= 0)
+		close(kpf);
+	if (pm >= 0)
+		close(pm);
+	return ret;
+}

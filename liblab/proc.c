@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/* /proc and /sys readers and knobs: smaps, maps, status, meminfo, vmstat, sysctls. */
+#include "lab.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static FILE *open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+	return fopen(path, "r");
+}
+
+bool lab_vmflags(const void *addr, char *flags, size_t size)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	bool inside = false, found = false;
+	char line[512];
+	FILE *f = open_proc(0, "smaps");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			inside = a >= lo && a < hi;
+			continue;
+		}
+		if (inside && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, size, "%s", line + 8);
+			flags[strcspn(flags, "\n")] = 0;
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+bool lab_has_vmflag(const void *addr, const char *flag)
+{
+	char flags[256], *tok, *save;
+
+	if (!lab_vmflags(addr, flags, sizeof(flags)))
+		return false;
+	for (tok = strtok_r(flags, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (!strcmp(tok, flag))
+			return true;
+	return false;
+}
+
+bool lab_maps_covers(pid_t pid, const void *addr)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	char line[512];
+	bool found = false;
+	FILE *f = open_proc(pid, "maps");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi)
+			found = true;
+	fclose(f);
+	return found;
+}
+
+int lab_maps_count(const void *addr, size_t len)
+{
+	unsigned long a = (unsigned long)addr, lo, hi;
+	char line[512];
+	int n = 0;
+	FILE *f = open_proc(0, "maps");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < a + len && hi > a)
+			n++;
+	fclose(f);
+	return n;
+}
+
+static long file_kb(const char *path, const char *field)
+{
+	char line[256];
+	size_t n = strlen(field);
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+long lab_status_kb(const char *field)
+{
+	return file_kb("/proc/self/status", field);
+}
+
+long lab_meminfo_kb(const char *field)
+{
+	return file_kb("/proc/meminfo", field);
+}
+
+int lab_read_int(const char *path)
+{
+	int v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+int lab_write_str(const char *path, const char *value)
+{
+	ssize_t n = (ssize_t)strlen(value);
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, value, n) != n)
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+long lab_vmstat(const char *name)
+{
+	char line[128];
+	size_t n = strlen(name);
+	long v = -1;
+	FILE *f;
+
+	lab_write_str("/proc/sys/vm/stat_refresh", "1");
+	f = fopen("/proc/vmstat", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ' ')
+			v = atol(line + n + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+long lab_foll_pins(void)
+{
+	return lab_vmstat("nr_foll_pin_acquired") - lab_vmstat("nr_foll_pin_released");
+}
+
+bool lab_memfree_is_exact(void)
+{
+	return access("/sys/kernel/debug/kmemleak", F_OK) != 0;
+}

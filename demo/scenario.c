@@ -33,7 +33,6 @@ const struct scenario scenarios[] = {
 		.name = "gup",
 		.title = "GUP, child alive, parent writes after fork",
 		.mode = PINDMA_MODE_GUP,
-		.expect = "ORPHANED",
 		.note = "the parent's write copies the page; the driver keeps the old one, now the child's",
 	},
 	{
@@ -41,7 +40,6 @@ const struct scenario scenarios[] = {
 		.title = "GUP, child exited before the parent writes",
 		.mode = PINDMA_MODE_GUP,
 		.child_exits = true,
-		.expect = "ORPHANED",
 		.note = "6.1 reuses a page on write only when its refcount says nobody else holds it, and the "
 			"GUP reference counts; 2006 decided by mapcount and would have reused it (COHERENT)",
 	},
@@ -50,7 +48,6 @@ const struct scenario scenarios[] = {
 		.title = "GUP with MADV_DONTFORK",
 		.mode = PINDMA_MODE_GUP,
 		.dontfork = true,
-		.expect = "COHERENT",
 		.note = "the child has no such range (touching it is SIGSEGV), so there is nothing to copy",
 	},
 	{
@@ -59,14 +56,12 @@ const struct scenario scenarios[] = {
 		.mode = PINDMA_MODE_GUP,
 		.dontfork = true,
 		.dofork = true,
-		.expect = "ORPHANED",
 		.note = "DOFORK undoes DONTFORK: back to the first row",
 	},
 	{
 		.name = "pin",
 		.title = "PIN_LONGTERM (FOLL_PIN), no DONTFORK",
 		.mode = PINDMA_MODE_PIN_LONGTERM,
-		.expect = "COHERENT",
 		.note = "since 5.9 fork copies maybe-pinned pages for the child: it gets a new PFN and the "
 			"pre-fork bytes",
 	},
@@ -75,7 +70,6 @@ const struct scenario scenarios[] = {
 		.title = "PIN_LONGTERM with MADV_DONTFORK",
 		.mode = PINDMA_MODE_PIN_LONGTERM,
 		.dontfork = true,
-		.expect = "COHERENT",
 		.note = "the range is not in the child at all",
 	},
 	{
@@ -83,14 +77,12 @@ const struct scenario scenarios[] = {
 		.title = "GUP, device writes after the parent's copy-on-write",
 		.mode = PINDMA_MODE_GUP,
 		.child_reads_device = true,
-		.expect = "ORPHANED",
 		.note = "the device's bytes land in the child's page: the child reads them (the leak direction)",
 	},
 	{
 		.name = "mlock",
 		.title = "mlock() only, no driver",
 		.mode = 0,
-		.expect = "ORPHANED",
 		.note = "the page the parent locked stays with the child; the parent's PFN moves",
 	},
 	{
@@ -98,14 +90,12 @@ const struct scenario scenarios[] = {
 		.title = "mlock() with MADV_DONTFORK, no driver",
 		.mode = 0,
 		.dontfork = true,
-		.expect = "COHERENT",
 		.note = "the parent's PFN stays put",
 	},
 	{
 		.name = "pin-switch-on",
 		.title = "PIN_LONGTERM, vm.fork_share_pinned=1",
 		.mode = PINDMA_MODE_PIN_LONGTERM,
-		.expect = "ORPHANED",
 		.note = "the switch makes fork share the pinned page as before 5.9: the 2006 bug, with FOLL_PIN",
 		.knob = KNOB_ON,
 	},
@@ -114,7 +104,6 @@ const struct scenario scenarios[] = {
 		.title = "PIN_LONGTERM, vm.fork_share_pinned=1, MADV_DONTFORK",
 		.mode = PINDMA_MODE_PIN_LONGTERM,
 		.dontfork = true,
-		.expect = "COHERENT",
 		.note = "MADV_DONTFORK still protects the range when fork no longer does",
 		.knob = KNOB_ON,
 	},
@@ -122,7 +111,6 @@ const struct scenario scenarios[] = {
 		.name = "pin-switch-off",
 		.title = "PIN_LONGTERM, vm.fork_share_pinned=0 again",
 		.mode = PINDMA_MODE_PIN_LONGTERM,
-		.expect = "COHERENT",
 		.note = "switched off, fork copies for the child again",
 		.knob = KNOB_OFF,
 	},

@@ -30,7 +30,6 @@ struct scenario {
 	bool dofork;		/* then MADV_DOFORK, still before the fork */
 	bool child_exits;	/* the child exits before the parent writes */
 	bool child_reads_device;/* the child reads where the device wrote */
-	const char *expect;	/* the verdict expected on this kernel */
 	const char *note;	/* printed under the row */
 	enum knob knob;		/* the fork switch, restored afterwards */
 };

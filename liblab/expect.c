@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Expected verdicts, one table per kernel version. The 6.1 table is complete; each later table
+ * holds only the rows whose expectation differs from the table before it, and every such entry
+ * names the upstream commit that changed the behaviour. A kernel gets the table of the newest
+ * version not newer than it, applied over the older ones; a user's tree is matched by version
+ * like any other. Rows are grouped by the program that plays them.
+ */
+#include "expect.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+struct expectation {
+	const char *row;
+	const char *verdict;
+};
+
+/* Linux 6.1: the lab's base kernel; every row is here. */
+static const struct expectation v6_1[] = {
+	/* dontfork_demo (demo/scenario.c) */
+	{ "gup", "ORPHANED" },
+	{ "gup-child-exited", "ORPHANED" },
+	{ "gup-dontfork", "COHERENT" },
+	{ "gup-dontfork-dofork", "ORPHANED" },
+	{ "pin", "COHERENT" },
+	{ "pin-dontfork", "COHERENT" },
+	{ "gup-leak", "ORPHANED" },
+	{ "mlock", "ORPHANED" },
+	{ "mlock-dontfork", "COHERENT" },
+	{ "pin-switch-on", "ORPHANED" },
+	{ "pin-switch-on-dontfork", "COHERENT" },
+	{ "pin-switch-off", "COHERENT" },
+
+	/* verbs_demo (demo/verbs_demo.c) */
+	{ "switch-off", "COHERENT" },
+	{ "switch-on", "ORPHANED" },
+	{ "switch-on-ibv_fork_init", "COHERENT" },
+	{ "switch-on-RDMAV_FORK_SAFE", "COHERENT" },
+
+	{ NULL, NULL }
+};
+
+/* Linux 6.12: what differs from 6.1, each with the commit that changed it. */
+static const struct expectation v6_12[] = {
+	{ NULL, NULL }
+};
+
+static const struct {
+	unsigned int major, minor;
+	const char *name;
+	const struct expectation *table;
+} versions[] = {
+	/* Oldest first. */
+	{ 6, 1, "6.1", v6_1 },
+	{ 6, 12, "6.12", v6_12 },
+};
+
+#define N_VERSIONS (sizeof(versions) / sizeof(versions[0]))
+
+const char *lab_kernel_release(void)
+{
+	static struct utsname u;
+
+	if (!u.release[0] && uname(&u))
+		snprintf(u.release, sizeof(u.release), "unknown");
+	return u.release;
+}
+
+/* Index of the newest table not newer than the running kernel; -1 when older than all. */
+static int table_index(void)
+{
+	unsigned int major = 0, minor = 0;
+	int i;
+
+	if (sscanf(lab_kernel_release(), "%u.%u", &major, &minor) != 2)
+		return -1;
+	for (i = N_VERSIONS - 1; i >= 0; i--)
+		if (major > versions[i].major ||
+		    (major == versions[i].major && minor >= versions[i].minor))
+			return i;
+	return -1;
+}
+
+const char *lab_expect_table(void)
+{
+	int i = table_index();
+
+	return i < 0 ? "none" : versions[i].name;
+}
+
+const char *lab_expect(const char *row)
+{
+	const struct expectation *e;
+	int i;
+
+	for (i = table_index(); i >= 0; i--)
+		for (e = versions[i].table; e->row; e++)
+			if (!strcmp(e->row, row))
+				return e->verdict;
+	return NULL;
+}

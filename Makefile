@@ -4,13 +4,14 @@
 #   make shell                  an interactive shell in the guest (Ctrl-a x quits)
 #   make fuzz [FUZZ_OPS=N] [FUZZ_SEED=S]   the long pindma fuzz run
 #   make bench                  benchmarks in the VM: report and plots in build/bench
+#   make docs                   put real output into README.md and docs/*.md (docs/generate)
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel.
 SHELL := /bin/bash
 FLAVOUR ?= normal
 BUILD ?= $(CURDIR)/build$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
 export FLAVOUR BUILD
 
-.PHONY: test demo shell fuzz bench guest kernel deps clean distclean
+.PHONY: test demo shell fuzz bench docs guest kernel deps clean distclean
 test: guest
 	T="$(T)" tests/run-all
 
@@ -25,6 +26,10 @@ fuzz: guest
 # Benchmarks, separate from the tests: a report and plots in $(BUILD)/bench.
 bench: guest
 	bench/run
+
+# The output blocks of the pages, from one real run in the guest (and the last make bench).
+docs: guest
+	docs/generate
 
 shell: guest
 	vm/run --name shell --disk $(BUILD)/disk.img --shell

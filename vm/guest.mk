@@ -25,14 +25,17 @@ HEADERS := $(wildcard liblab/*.h) drivers/pindma/uapi/pindma.h $(STAMP) $(FLAGS)
 SCENARIOS := $(OBJ)/demo/scenario.o
 
 # The programs, by where they go in the guest.
-TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) $(GUEST)/lab/tests/run
+TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) \
+	$(patsubst tests/%.sh,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.sh)) $(GUEST)/lab/tests/run
 HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/helpers/*.c))
 DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
 	$(if $(wildcard demo/run),$(GUEST)/lab/demo/run)
 BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
+# The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
+DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md)) $(GUEST)/lab/docs/capture
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab.
 $(GUEST)/lab/demo/dontfork_demo: $(SCENARIOS)
@@ -50,7 +53,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(MODULES) $(BUILD)/disk.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(BUILD)/disk.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -88,6 +91,12 @@ $(eval $(call program,tests,tests))
 $(eval $(call program,bin,tests/helpers))
 $(eval $(call program,demo,demo))
 $(eval $(call program,bench,bench))
+
+$(GUEST)/lab/tests/%: tests/%.sh
+	install -D -m 755 $< $@
+
+$(GUEST)/lab/%.md: %.md
+	install -D -m 644 $< $@
 
 $(GUEST)/lab/%: %
 	install -D -m 755 $< $@

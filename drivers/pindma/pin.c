@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pin/unpin core: hold a range of user pages the way the PIN request's
+ * mode says, charge them to the caller's pinned_vm against RLIMIT_MEMLOCK as
+ * ib_umem does, and give both back when the handle's last reference goes.
+ *
+ * Acquire and release are keyed by the same mode, side by side below:
+ * PINDMA_MODE_GUP takes a page reference (FOLL_GET) and puts it,
+ * PINDMA_MODE_PIN_LONGTERM takes a FOLL_PIN|FOLL_LONGTERM pin and unpins it.
+ *
+ * Locking: mmap_read_lock is held over the VMA checks and GUP, with none of
+ * the driver's locks held. The mm is kept with mmgrab() rather than mmget():
+ * it only needs to outlive the handle so that the pinned_vm charge can be
+ * returned, and must not keep the address space alive after the process
+ * exits. Releasing pages sleeps, so a handle is released in process context
+ * with no lock held.
+ */
+
+#include <linux/capability.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "pindma_internal.h"
+
+/* The one place that calls into GUP: how each mode acquires its pages. */
+static long pindma_pin_user_range(unsigned long start, unsigned long nr,
+				  u32 mode, unsigned int gup_flags,
+				  struct page **pages)
+{
+	if (mode == PINDMA_MODE_GUP)
+		return get_user_pages(start, nr, gup_flags | FOLL_GET, pages,
+				      NULL);
+	return pin_user_pages(start, nr, gup_flags | FOLL_LONGTERM, pages,
+			      NULL);
+}
+
+/* How each mode releases them; dirty: the device may have written them. */
+static void pindma_unpin_pages(struct page **pages, unsigned long n, u32 mode,
+			       bool dirty)
+{
+	unsigned long i;
+
+	if (mode == PINDMA_MODE_PIN_LONGTERM) {
+		unpin_user_pages_dirty_lock(pages, n, dirty);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (dirty)
+			set_page_dirty_lock(pages[i]);
+		put_page(pages[i]);
+	}
+}
+
+/*
+ * Charged like ib_umem_get(): always counted, so that the charge can be
+ * returned unconditionally, and capable() is asked only when over the limit,
+ * so that staying within it does not log a capability use.
+ */
+static int pindma_account(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (atomic64_add_return(npages, &mm->pinned_vm) > lock_limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	return 0;
+}
+
+/* The charge must go before mmdrop(): that may free the mm it is kept in. */
+static void pindma_unaccount(struct mm_struct *mm, unsigned long npages)
+{
+	atomic64_sub(npages, &mm->pinned_vm);
+	mmdrop(mm);
+}
+
+/*
+ * GUP would report most of these as a bare EFAULT, after faulting in a prefix
+ * of the range; checking first gives the caller a precise errno and pins
+ * nothing.
+ */
+static int pindma_check_vmas(struct mm_struct *mm, unsigned long start,
+			     unsigned long end, bool write)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr = start;
+
+	/* Not mmap_assert_locked(): with DEBUG_VM it calls dump_mm(), not exported. */
+	lockdep_assert_held(&mm->mmap_lock);
+
+	while (addr < end) {
+		vma = vma_lookup(mm, addr);
+		if (!vma)
+			return -EFAULT;
+		if (vma->vm_flags & (VM_IO | VM_PFNMAP))
+			return -EOPNOTSUPP;
+		if (write && !(vma->vm_flags & VM_WRITE))
+			return -EACCES;
+		addr = vma->vm_end;
+	}
+	return 0;
+}
+
+/*
+ * Pin all of h's pages, starting at addr, or none: GUP may take fewer pages
+ * than asked for, so it is called until the range is held, and what was held
+ * is released if a later call fails.
+ */
+static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
+{
+	unsigned int gup_flags = h->writable ? FOLL_WRITE : 0;
+	struct mm_struct *mm = h->mm;
+	unsigned long pinned = 0;
+	long ret;
+
+	/* One read lock over the check and GUP: the VMAs stay as checked. */
+	mmap_read_lock(mm);
+	ret = pindma_check_vmas(mm, addr, addr + (h->npages << PAGE_SHIFT),
+				h->writable);
+	while (!ret && pinned < h->npages) {
+		ret = pindma_pin_user_range(addr + (pinned << PAGE_SHIFT),
+					    h->npages - pinned, h->mode,
+					    gup_flags, h->pages + pinned);
+		if (ret > 0) {
+			pinned += ret;
+			ret = 0;
+		} else if (!ret) {
+			ret = -EFAULT;
+		}
+	}
+	mmap_read_unlock(mm);
+
+	if (ret)
+		pindma_unpin_pages(h->pages, pinned, h->mode, false);
+	return ret;
+}
+
+/*
+ * Pin [addr, addr + len) of the caller's address space for file. Returns a
+ * handle holding one reference, not yet in the handle table.
+ */
+struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
+				 u32 mode, bool writable)
+{
+	struct mm_struct *mm = current->mm;
+	struct pindma_handle *h;
+	u64 end, npages;
+	int ret;
+
+	if (mode != PINDMA_MODE_GUP && mode != PINDMA_MODE_PIN_LONGTERM)
+		return ERR_PTR(-EINVAL);
+	if (!len || !PAGE_ALIGNED(addr))
+		return ERR_PTR(-EINVAL);
+	if (check_add_overflow(addr, len, &end) || end > TASK_SIZE)
+		return ERR_PTR(-EOVERFLOW);
+	npages = (PAGE_ALIGN(end) - addr) >> PAGE_SHIFT;
+	if (npages > PINDMA_MAX_PAGES)
+		return ERR_PTR(-E2BIG);
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return ERR_PTR(-ENOMEM);
+	h->pages = kvcalloc(npages, sizeof(*h->pages), GFP_KERNEL_ACCOUNT);
+	if (!h->pages) {
+		ret = -ENOMEM;
+		goto err_free_handle;
+	}
+	h->file = file;
+	h->mm = mm;
+	h->npages = npages;
+	h->mode = mode;
+	h->writable = writable;
+
+	ret = pindma_account(mm, npages);
+	if (ret)
+		goto err_free_pages;
+	ret = pindma_pin_range(h, addr);
+	if (ret)
+		goto err_unaccount;
+
+	kref_init(&h->ref);
+	atomic64_inc(&pindma_nr_handles);
+	atomic64_add(npages, &pindma_nr_pages);
+	return h;
+
+err_unaccount:
+	pindma_unaccount(mm, npages);
+err_free_pages:
+	kvfree(h->pages);
+err_free_handle:
+	kfree(h);
+	return ERR_PTR(ret);
+}
+
+/* The last reference is gone: undo pindma_pin() in reverse. */
+void pindma_handle_release(struct kref *ref)
+{
+	struct pindma_handle *h = container_of(ref, struct pindma_handle, ref);
+
+	atomic64_sub(h->npages, &pindma_nr_pages);
+	atomic64_dec(&pindma_nr_handles);
+	/* The device may have written any page of a writable pin. */
+	pindma_unpin_pages(h->pages, h->npages, h->mode, h->writable);
+	pindma_unaccount(h->mm, h->npages);
+	kvfree(h->pages);
+	kfree(h);
+}

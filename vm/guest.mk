@@ -26,7 +26,8 @@ SCENARIOS := $(OBJ)/demo/scenario.o
 
 # The programs, by where they go in the guest.
 TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) \
-	$(patsubst tests/%.sh,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.sh)) $(GUEST)/lab/tests/run
+	$(patsubst tests/%.sh,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.sh)) $(GUEST)/lab/tests/run \
+	$(GUEST)/lab/tests/manifest
 HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/helpers/*.c))
 DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
 	$(if $(wildcard demo/run),$(GUEST)/lab/demo/run)
@@ -91,6 +92,12 @@ $(eval $(call program,tests,tests))
 $(eval $(call program,bin,tests/helpers))
 $(eval $(call program,demo,demo))
 $(eval $(call program,bench,bench))
+
+# The programs the guest runner must find: one missing from the guest fails the run.
+$(GUEST)/lab/tests/manifest: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' $(filter-out run manifest,$(notdir $(TESTS))) >$@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 $(GUEST)/lab/tests/%: tests/%.sh
 	install -D -m 755 $< $@

@@ -27,16 +27,19 @@ else
 	exit 1
 fi
 
-"${run[@]}" --name crash-check -- /lab/bin/crash_helper check >/dev/null 2>&1 || true
+# The check boot is judged too: a splat, a timeout or a failed read there fails both checks.
+check_rc=0
+"${run[@]}" --name crash-check -- /lab/bin/crash_helper check >/dev/null 2>&1 || check_rc=$?
+[[ $check_rc == 0 ]] || echo "# the check boot failed with status $check_rc ($check_log)"
 data=$(grep -aoE '^data [0-9]+/[0-9]+' "$check_log" | tail -1 | cut -d' ' -f2 || true)
 control=$(grep -aoE '^control [0-9]+/[0-9]+' "$check_log" | tail -1 | cut -d' ' -f2 || true)
 echo "# after the reset: data file ${data:-?} pages new, control ${control:-?} pages new ($check_log)"
-if [[ -n $data && ${data%/*} == "${data#*/}" ]]; then
+if [[ $check_rc == 0 && -n $data && ${data%/*} == "${data#*/}" ]]; then
 	echo "ok 2 every page written with wait-write-wait survived the reset"
 else
 	echo "not ok 2 every page written with wait-write-wait survived the reset"
 fi
-if [[ $control == 0/* ]]; then
+if [[ $check_rc == 0 && $control == 0/* ]]; then
 	echo "ok 3 the control, only dirtied, lost its new bytes"
 else
 	echo "not ok 3 the control, only dirtied, lost its new bytes"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Every guard seen failing: plant each fault the lab's runners must catch and assert that the run
+# turns red with the right message. The plants are small static programs (tests/plants/*.c) and
+# files added to the guest for one boot with vm/run --add; nothing of the lab itself is changed.
+# Prints TAP. Needs the built lab (make guest).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$top/build}
+plants=$build/plants
+mkdir -p "$plants"
+for src in "$top"/tests/plants/*.c; do
+	bin=$plants/$(basename "$src" .c)_test
+	[[ $bin -nt $src ]] || gcc -O2 -Wall -Wextra -Werror -static -o "$bin" "$src"
+done
+
+cases=(
+	"dies_midway|a program that dies by a signal after part of its plan|dies_midway_test: planned 2 cases, reported 1"
+	"dies_after_all|a program that dies by a signal after its whole plan|dies_after_all_test: killed by signal 11"
+	"extra_ok|a program that reports more cases than its plan|extra_ok_test: planned 1 cases, reported 2"
+	"silent|a program that reports no case|silent_test: reported no test case"
+	"missing|a program the build lists but the guest lacks|ghost_test is missing"
+	"hang|a guest that hangs|timed out after 8s"
+)
+echo "TAP version 13"
+echo "1..${#cases[@]}"
+n=0
+for c in "${cases[@]}"; do
+	IFS='|' read -r plant what message <<<"$c"
+	n=$((n + 1))
+	out=$plants/$plant.out
+	args=()
+	case $plant in
+	missing)
+		{ cat "$build/guest/lab/tests/manifest"; echo ghost_test; } >"$plants/manifest"
+		args=(--add "$plants/manifest:/lab/tests/manifest" -- /lab/tests/run)
+		# A full run, kept short: every program is shadowed by a non-executable file, which the
+		# runner must report as missing too.
+		while read -r p; do
+			args=(--add "$plants/manifest:/lab/tests/$p" "${args[@]}")
+		done <"$build/guest/lab/tests/manifest"
+		;;
+	hang) args=(--timeout 8 -- sleep 100) ;;
+	*) args=(--add "$plants/${plant}_test:/lab/tests/${plant}_test" -- /lab/tests/run "$plant") ;;
+	esac
+	rc=0
+	"$top/vm/run" --name "plant-$plant" "${args[@]}" >"$out" 2>&1 || rc=$?
+	if [[ $rc != 0 ]] && grep -qF -- "$message" "$out"; then
+		echo "ok $n $what turns the run red"
+	else
+		echo "# status $rc; expected a failure saying '$message'; see $out"
+		echo "not ok $n $what turns the run red"
+	fi
+done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the lab kernel from Debian's linux-source-6.1 tarball plus kernel-patches/series.
+# Build the lab kernel from Debian's linux-source-6.1 tarball plus kernel-patches/6.1/series.
 #
 # The tree lives in $LAB_CACHE/linux-<package version>-<hash>, where the hash covers the patch series and
 # the config fragment(s): changing either gives a fresh tree, so a stale tree is never used. A tree that
@@ -15,20 +15,20 @@ for f in "${fragments[@]}"; do
 done
 [[ -f $LAB_TARBALL ]] || die "$LAB_TARBALL missing (package linux-source-6.1; run vm/deps.sh)"
 
-series=$LAB_TOP/kernel-patches/series
+series=$LAB_TOP/kernel-patches/6.1/series
 patches=()
 if [[ -f $series ]]; then
 	while read -r p; do
 		p=${p%%#*}
 		p=${p//[[:space:]]/}
-		[[ -n $p ]] && patches+=("$LAB_TOP/kernel-patches/$p")
+		[[ -n $p ]] && patches+=("$LAB_TOP/kernel-patches/6.1/$p")
 	done <"$series"
 fi
 
 version=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null ||
 	stat -c '%s-%Y' "$LAB_TARBALL")
 hash=$( (echo "$LAB_FLAVOUR"; cat "${fragments[@]}"; for p in "${patches[@]}"; do
-	[[ -f $p ]] || die "kernel-patches/series names ${p##*/}, which does not exist"
+	[[ -f $p ]] || die "kernel-patches/6.1/series names ${p##*/}, which does not exist"
 	echo "== ${p##*/}"; cat "$p"; done) | sha256sum | cut -c1-12)
 cachedir=$LAB_CACHE
 [[ $LAB_FLAVOUR == normal ]] || cachedir=$LAB_CACHE/$LAB_FLAVOUR
@@ -64,7 +64,7 @@ if [[ ! -f $tree/.lab-patched ]]; then
 		echo "kernel: applying ${p##*/}"
 		if ! patch -d "$tree.tmp" -p1 --batch --forward --silent <"$p"; then
 			rm -rf "$tree.tmp"
-			die "patch ${p##*/} (kernel-patches/series) does not apply to linux-source $version"
+			die "patch ${p##*/} (kernel-patches/6.1/series) does not apply to linux-source $version"
 		fi
 	done
 	touch "$tree.tmp/.lab-patched"

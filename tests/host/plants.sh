@@ -12,6 +12,13 @@ for src in "$top"/tests/plants/*.c; do
 	bin=$plants/$(basename "$src" .c)_test
 	[[ $bin -nt $src ]] || gcc -O2 -Wall -Wextra -Werror -static -o "$bin" "$src"
 done
+# The kernel plants (a WARN, a leak) are modules built against the lab's tree, in a copy under $build.
+rm -rf "$plants/kmod"
+cp -r "$top/tests/plants/kmod" "$plants/kmod"
+make -s -C "$build/linux" M="$plants/kmod" modules >"$plants/kmod.log" 2>&1 ||
+	{ cat "$plants/kmod.log" >&2; echo "plants.sh: building the plant modules failed" >&2; exit 1; }
+kmemleak=0
+grep -qx CONFIG_DEBUG_KMEMLEAK=y "$build/linux/.config" && kmemleak=1
 
 cases=(
 	"dies_midway|a program that dies by a signal after part of its plan|dies_midway_test: planned 2 cases, reported 1"
@@ -20,6 +27,8 @@ cases=(
 	"silent|a program that reports no case|silent_test: reported no test case"
 	"missing|a program the build lists but the guest lacks|ghost_test is missing"
 	"hang|a guest that hangs|timed out after 8s"
+	"warn|a kernel WARN in the guest|kernel splat in the guest console"
+	"leak|an object the kernel leaks during the suite (kmemleak)|not ok 2 kmemleak_after_suite"
 )
 echo "TAP version 13"
 echo "1..${#cases[@]}"
@@ -40,6 +49,15 @@ for c in "${cases[@]}"; do
 		done <"$build/guest/lab/tests/manifest"
 		;;
 	hang) args=(--timeout 8 -- sleep 100) ;;
+	warn) args=(--add "$plants/kmod/plant_warn.ko:/lab/plants/plant_warn.ko" -- insmod /lab/plants/plant_warn.ko) ;;
+	leak)
+		if [[ $kmemleak == 0 ]]; then
+			echo "ok $n $what turns the run red # SKIP kmemleak is in the debug kernel only (FLAVOUR=debug)"
+			continue
+		fi
+		args=(--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" --
+			sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/tests/run madvise_test')
+		;;
 	*) args=(--add "$plants/${plant}_test:/lab/tests/${plant}_test" -- /lab/tests/run "$plant") ;;
 	esac
 	rc=0

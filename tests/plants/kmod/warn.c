@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Plant for tests/host/plants.sh: a kernel WARN in the guest, which vm/run must
+ * turn into a failed run. Loading fails, so nothing stays behind.
+ */
+#include <linux/bug.h>
+#include <linux/module.h>
+
+static int __init plant_warn_init(void)
+{
+	WARN(1, "dontfork-lab plant: a planted WARN\n");
+	return -EINVAL;
+}
+module_init(plant_warn_init);
+
+MODULE_DESCRIPTION("dontfork-lab plant: one kernel WARN at load");
+MODULE_LICENSE("GPL");

@@ -64,6 +64,53 @@ TEST(unprivileged_limit_counts_all_files_of_the_process)
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
 }
 
+/* As nobody: pin, DMA and unpin one's own page, but no PFN from QUERY. */
+static int query_as_nobody(void *arg)
+{
+	uint32_t h, engine = PINDMA_ENGINE_CPU;
+	char *buf = arg, b[4];
+	uint64_t pfn = 1;
+	int fd;
+
+	if (lab_become_nobody(8))
+		return 10;
+	fd = pindma_open();
+	if (fd < 0)
+		return 11;
+	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h))
+		return 12;
+	if (pindma_query(fd, h, 0, &pfn) != -EPERM || pfn != 1)
+		return 13;
+	if (pindma_query(fd, h, 1, &pfn) != -ERANGE)
+		return 14;
+	if (pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 0, b, sizeof(b), &engine) || b[0] != 'q')
+		return 15;
+	return pindma_unpin(fd, h) ? 16 : 0;
+}
+
+TEST(query_gives_pfns_to_cap_sys_admin_only)
+{
+	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t pfn = 0;
+	uint32_t h;
+	int status, fd;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	memset(buf, 'q', LAB_PAGE);
+	status = lab_in_child(query_as_nobody, buf);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	/* Root still gets the PFN, and it is pagemap's. */
+	fd = pindma_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h));
+	EXPECT_EQ(0, pindma_query(fd, h, 0, &pfn));
+	EXPECT_EQ(lab_pfn(buf), pfn);
+	EXPECT_NE(0ULL, pfn);
+	EXPECT_EQ(0, pindma_unpin(fd, h));
+	close(fd);
+}
+
 static int send_fd(int sock, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };

@@ -29,6 +29,7 @@
  *   is only what release walks.
  */
 
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -166,10 +167,13 @@ static long pindma_ioctl_query(struct file *file,
 	h = pindma_handle_get(file, req.handle);
 	if (IS_ERR(h))
 		return PTR_ERR(h);
-	if (req.index < h->npages)
-		req.pfn = page_to_pfn(h->pages[req.index]);
-	else
+	if (req.index >= h->npages)
 		ret = -ERANGE;
+	else if (!capable(CAP_SYS_ADMIN))
+		/* As /proc/PID/pagemap since 4.0: PFNs for CAP_SYS_ADMIN only. */
+		ret = -EPERM;
+	else
+		req.pfn = page_to_pfn(h->pages[req.index]);
 	pindma_handle_put(h);
 
 	if (!ret && copy_to_user(argp, &req, sizeof(req)))

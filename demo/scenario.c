@@ -111,21 +111,23 @@ const struct scenario scenarios[] = {
 		.name = "pin-switch-off",
 		.title = "PIN_LONGTERM, vm.fork_share_pinned=0 again",
 		.mode = PINDMA_MODE_PIN_LONGTERM,
-		.note = "switched off, fork copies for the child again",
+		.note = "turned on, then off again before the fork: fork copies for the child again",
 		.knob = KNOB_OFF,
 	},
 };
 
 #define KNOB_PATH "/proc/sys/vm/fork_share_pinned"
 
-/* Set the switch; returns the value it had, or -1 when this kernel has none. */
-static int knob_swap(int value)
-{
-	int old = lab_read_int(KNOB_PATH);
+static bool fail(struct observation *obs, const char *fmt, ...);
 
-	if (old < 0 || lab_write_str(KNOB_PATH, value ? "1" : "0"))
-		return -1;
-	return old;
+/* Set the switch and read it back: a write that did not take is a row that cannot run. */
+static bool knob_set(struct observation *obs, int value)
+{
+	if (lab_write_str(KNOB_PATH, value ? "1" : "0"))
+		return fail(obs, "writing %d to " KNOB_PATH, value);
+	if (lab_read_int(KNOB_PATH) != value)
+		return errno = 0, fail(obs, KNOB_PATH " does not read back %d", value);
+	return true;
 }
 
 const unsigned int n_scenarios = sizeof(scenarios) / sizeof(scenarios[0]);
@@ -149,6 +151,7 @@ const char *child_view_name(enum child_view v)
 	return names[v];
 }
 
+__attribute__((format(printf, 2, 3)))
 static bool fail(struct observation *obs, const char *fmt, ...)
 {
 	va_list ap;
@@ -166,9 +169,18 @@ static bool fail(struct observation *obs, const char *fmt, ...)
 /* What the child tells the parent. */
 struct child_report {
 	uint64_t pfn;
+	int pfn_errno;		/* the child's pagemap read failed: the row cannot run */
 	char at_parent[TAG];
 	char at_device[TAG];
 };
+
+/* Exit status of a child that exits before the parent writes: observed, not assumed. */
+#define CHILD_EXIT_CODE 42
+
+static void child_pfn(struct child_report *r, const char *page)
+{
+	r->pfn_errno = lab_pfn_read(page, &r->pfn) ? errno : 0;
+}
 
 /*
  * The child: report its PFN after the fork (from pagemap, without touching the page),
@@ -176,17 +188,45 @@ struct child_report {
  */
 static void child_main(const struct scenario *s, char *page, int cmd, int rep)
 {
-	struct child_report r = { .pfn = lab_pfn(page) };
+	struct child_report r = { 0 };
 	char c;
 
-	if (write(rep, &r, sizeof(r)) != sizeof(r) || s->child_exits)
-		_exit(0);
+	child_pfn(&r, page);
+	if (write(rep, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
+	if (s->child_exits)
+		_exit(CHILD_EXIT_CODE);
 	if (read(cmd, &c, 1) != 1)
 		_exit(1);
 	memcpy(r.at_parent, page + OFF_PARENT, TAG);	/* SIGSEGV when not inherited */
 	memcpy(r.at_device, page + OFF_DEVICE, TAG);
-	r.pfn = lab_pfn(page);
+	child_pfn(&r, page);
 	_exit(write(rep, &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+}
+
+/* Every observation is checked: one that fails makes the row "could not run", never a verdict. */
+static bool observe_pfn(struct observation *obs, const char *page, uint64_t *pfn, const char *who)
+{
+	return !lab_pfn_read(page, pfn) || fail(obs, "reading the %s PFN from pagemap", who);
+}
+
+static bool observe_query(struct observation *obs, int fd, uint32_t handle, uint64_t *pfn)
+{
+	int ret = pindma_query(fd, handle, 0, pfn);
+
+	if (ret)
+		return errno = -ret, fail(obs, "PINDMA_IOC_QUERY");
+	if (!*pfn)
+		return errno = 0, fail(obs, "PINDMA_IOC_QUERY reported PFN 0 for a pinned page");
+	return true;
+}
+
+static bool child_observed(struct observation *obs, const struct child_report *r)
+{
+	if (!r->pfn_errno)
+		return true;
+	errno = r->pfn_errno;
+	return fail(obs, "reading the child's PFN from pagemap");
 }
 
 static enum child_view classify(const char *bytes)
@@ -207,7 +247,7 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 	struct child_report r;
 	uint32_t handle = 0;
 	char seen[TAG];
-	bool ok = false;
+	bool ok = false, reported;
 	pid_t pid = -1;
 	uint32_t used;
 
@@ -215,11 +255,13 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 		ret = pindma_pin(fd, page, LAB_PAGE, s->mode, PINDMA_PIN_WRITE, &handle);
 		if (ret)
 			return errno = -ret, fail(obs, "pin");
-		pindma_query(fd, handle, 0, &obs->drv_before);
+		if (!observe_query(obs, fd, handle, &obs->drv_before))
+			goto out;
 	} else if (mlock(page, LAB_PAGE)) {
 		return fail(obs, "mlock");
 	}
-	obs->par_before = lab_pfn(page);
+	if (!observe_pfn(obs, page, &obs->par_before, "parent's"))
+		goto out;
 	if (pipe(cmd) || pipe(rep)) {
 		fail(obs, "pipe");
 		goto out;
@@ -242,17 +284,30 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 		fail(obs, "child report after fork");
 		goto out;
 	}
+	if (!child_observed(obs, &r))
+		goto out;
 	obs->child_fork = r.pfn;
-	obs->par_fork = lab_pfn(page);
+	if (!observe_pfn(obs, page, &obs->par_fork, "parent's"))
+		goto out;
 	if (s->child_exits) {
-		waitpid(pid, &status, 0);
+		if (waitpid(pid, &status, 0) != pid) {
+			fail(obs, "waiting for the child");
+			goto out;
+		}
 		pid = -1;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != CHILD_EXIT_CODE) {
+			errno = 0;
+			fail(obs, "the child was to exit with %d, its wait status is %#x",
+			     CHILD_EXIT_CODE, status);
+			goto out;
+		}
 		obs->child = CHILD_EXITED;
 	}
 
 	/* The parent writes: the copy-on-write fault, if the page is shared. */
 	memcpy(page + OFF_PARENT, PARENT, TAG);
-	obs->par_after = lab_pfn(page);
+	if (!observe_pfn(obs, page, &obs->par_after, "parent's"))
+		goto out;
 
 	if (s->mode) {
 		used = engine;
@@ -270,7 +325,8 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 		}
 		obs->parent_write_seen = !memcmp(seen, PARENT, TAG);
 		obs->device_write_seen = !memcmp(page + OFF_DEVICE, DEVICE, TAG);
-		pindma_query(fd, handle, 0, &obs->drv_after);
+		if (!observe_query(obs, fd, handle, &obs->drv_after))
+			goto out;
 	}
 
 	if (pid > 0) {
@@ -278,19 +334,25 @@ static bool play(const struct scenario *s, uint32_t engine, struct observation *
 			fail(obs, "asking the child");
 			goto out;
 		}
-		if (read(rep[0], &r, sizeof(r)) == sizeof(r)) {
+		reported = read(rep[0], &r, sizeof(r)) == sizeof(r);
+		if (waitpid(pid, &status, 0) != pid) {
+			fail(obs, "waiting for the child");
+			goto out;
+		}
+		pid = -1;
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
+			obs->child = CHILD_SEGV;
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status) || !reported) {
+			errno = 0;
+			fail(obs, "child ended with status %#x%s", status,
+			     reported ? "" : " without its report");
+			goto out;
+		} else {
+			if (!child_observed(obs, &r))
+				goto out;
 			obs->child_after = r.pfn;
 			obs->child_prefork = !memcmp(r.at_parent, PREFORK, TAG);
 			obs->child = classify(s->child_reads_device ? r.at_device : r.at_parent);
-		}
-		waitpid(pid, &status, 0);
-		pid = -1;
-		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
-			obs->child = CHILD_SEGV;
-		else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			errno = 0;
-			fail(obs, "child ended with status %#x", status);
-			goto out;
 		}
 	}
 
@@ -311,8 +373,10 @@ out:
 		if (rep[i] >= 0)
 			close(rep[i]);
 	}
-	if (handle)
-		pindma_unpin(fd, handle);
+	if (handle && (ret = pindma_unpin(fd, handle)) && ok) {
+		errno = -ret;
+		ok = fail(obs, "unpin");
+	}
 	if (!s->mode)
 		munlock(page, LAB_PAGE);
 	return ok;
@@ -320,9 +384,9 @@ out:
 
 bool scenario_run(const struct scenario *s, uint32_t engine, struct observation *obs)
 {
-	int fd = -1, knob_old = -2;
+	int fd = -1, knob_old = -1;
+	bool ok, knob_ok = true;
 	char *page;
-	bool ok;
 
 	memset(obs, 0, sizeof(*obs));
 	if (s->mode) {
@@ -340,16 +404,21 @@ bool scenario_run(const struct scenario *s, uint32_t engine, struct observation 
 	memcpy(page + OFF_PARENT, PREFORK, TAG);
 	memcpy(page + OFF_DEVICE, PREFORK, TAG);
 	if (s->knob != KNOB_LEAVE) {
-		knob_old = knob_swap(s->knob == KNOB_ON);
-		if (knob_old < 0)
-			fail(obs, "setting " KNOB_PATH " (a kernel with kernel-patches/0002?)");
+		knob_old = lab_read_int(KNOB_PATH);
+		knob_ok = knob_old >= 0 ||
+			  fail(obs, "reading " KNOB_PATH " (a kernel with kernel-patches/0002?)");
+		/* "Off again" is only that after the switch was on: on, then off, in this row. */
+		if (knob_ok && s->knob == KNOB_OFF)
+			knob_ok = knob_set(obs, 1);
+		if (knob_ok)
+			knob_ok = knob_set(obs, s->knob == KNOB_ON);
 	}
-	ok = knob_old != -1 &&
+	ok = knob_ok &&
 	     (!s->dontfork || !madvise(page, LAB_PAGE, MADV_DONTFORK) || fail(obs, "DONTFORK")) &&
 	     (!s->dofork || !madvise(page, LAB_PAGE, MADV_DOFORK) || fail(obs, "DOFORK")) &&
 	     play(s, engine, obs, page, fd);
-	if (knob_old >= 0)
-		knob_swap(knob_old);
+	if (knob_old >= 0 && lab_write_str(KNOB_PATH, knob_old ? "1" : "0") && ok)
+		ok = fail(obs, "restoring " KNOB_PATH " to %d", knob_old);
 	munmap(page, LAB_PAGE);
 	if (fd >= 0)
 		close(fd);

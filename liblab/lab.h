@@ -46,6 +46,11 @@ bool lab_memfree_is_exact(void);
 
 /* PFN of the page mapped at addr, from /proc/self/pagemap; 0 when none is present. */
 uint64_t lab_pfn(const void *addr);
+/*
+ * The same, telling a failed observation from an absent page: 0 with *pfn the PFN (0: no page
+ * present), or -1 with errno set when pagemap could not be read or hides the PFN (EPERM).
+ */
+int lab_pfn_read(const void *addr, uint64_t *pfn);
 /* /proc/kpageflags of the page mapped at addr (KPF_* in <linux/kernel-page-flags.h>); 0 if none. */
 uint64_t lab_page_flags(const void *addr);
 /*

@@ -4,6 +4,7 @@
 
 #include <linux/kernel-page-flags.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,16 +19,36 @@ static uint64_t pagemap_pfn(int pagemap, const void *addr)
 	return entry & ((1ULL << 55) - 1);
 }
 
+int lab_pfn_read(const void *addr, uint64_t *pfn)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY), ret = -1;
+	uint64_t entry;
+	ssize_t n;
+
+	*pfn = 0;
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &entry, sizeof(entry), (uintptr_t)addr / LAB_PAGE * sizeof(entry));
+	if (n != sizeof(entry)) {
+		if (n >= 0)
+			errno = EIO;	/* a short read */
+	} else if (!(entry & (1ULL << 63))) {
+		ret = 0;
+	} else if (!(entry & ((1ULL << 55) - 1))) {
+		errno = EPERM;	/* present, but the PFN is hidden (not CAP_SYS_ADMIN) */
+	} else {
+		*pfn = entry & ((1ULL << 55) - 1);
+		ret = 0;
+	}
+	close(fd);
+	return ret;
+}
+
 uint64_t lab_pfn(const void *addr)
 {
-	int fd = open("/proc/self/pagemap", O_RDONLY);
 	uint64_t pfn;
 
-	if (fd < 0)
-		return 0;
-	pfn = pagemap_pfn(fd, addr);
-	close(fd);
-	return pfn;
+	return lab_pfn_read(addr, &pfn) ? 0 : pfn;
 }
 
 static int kpageflags(int kpf, uint64_t pfn, uint64_t *flags)

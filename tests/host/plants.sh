@@ -28,6 +28,8 @@ cases=(
 	"missing|a program the build lists but the guest lacks|ghost_test is missing"
 	"hang|a guest that hangs|timed out after 8s"
 	"warn|a kernel WARN in the guest|kernel splat in the guest console"
+	"query|a demo row whose PINDMA_IOC_QUERY fails (run as nobody)|could not run: PINDMA_IOC_QUERY"
+	"pagemap|a demo row whose pagemap read fails (run as nobody)|could not run: reading the parent's PFN"
 )
 # The runners are the same on both kernels; the debug kernel (slow to boot) adds only kmemleak's plant.
 if [[ $kmemleak == 1 ]]; then
@@ -55,6 +57,8 @@ for c in "${cases[@]}"; do
 		;;
 	hang) args=(--timeout 8 -- sleep 100) ;;
 	warn) args=(--add "$plants/kmod/plant_warn.ko:/lab/plants/plant_warn.ko" -- insmod /lab/plants/plant_warn.ko) ;;
+	query) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only gup' nobody) ;;
+	pagemap) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only mlock' nobody) ;;
 	leak)
 		args=(--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" --
 			sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/tests/run madvise_test')

@@ -13,6 +13,9 @@ else
 fi
 LAB_KTREE=$LAB_BUILD/linux
 LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+# The lab's disk for make test and make demo writes at 8 MiB/s (QEMU's throttling), so that I/O stays
+# in flight long enough to be seen: an emulated disk otherwise completes a write as it is submitted.
+LAB_SLOW_DISK=throttling.bps-write=$((8 << 20))
 
 die() {
 	echo "${0##*/}: $*" >&2

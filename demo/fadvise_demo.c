@@ -4,6 +4,9 @@
  * file data on the guest's disk: the range's dirty and under-writeback pages (kpageflags),
  * Dirty and Writeback from /proc/meminfo, and the disk's written sectors, right before
  * and right after the call, and how long the call took. The periodic flusher is stopped.
+ * The observed state of the range after the call (NOTHING started, IN FLIGHT, WRITTEN) stands
+ * next to the expectation from liblab/expect.c; the lab's slow disk keeps write-out in flight.
+ * Exit status: 0 all as expected, 1 a mismatch, 2 an observation failed.
  */
 #define _GNU_SOURCE
 #include "linux_fadvise.h"
@@ -14,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "expect.h"
 #include "lab.h"
 
 #define PATH "/mnt/disk/fadvise-demo"
@@ -31,18 +35,43 @@ static const char *const names[] = {
 	[NOTHING] = "(no call: the control)",
 };
 
+/* The rows' names in the expectation tables. */
+static const char *const rows[] = {
+	[ASYNC_WRITE] = "fadvise-async-write",
+	[WRITE_WAIT] = "fadvise-write-wait",
+	[WAIT_WRITE_WAIT] = "fadvise-wait-write-wait",
+	[SYNC_FILE_RANGE] = "fadvise-sync-file-range",
+	[MSYNC_ASYNC] = "fadvise-msync-async",
+	[NOTHING] = "fadvise-control",
+};
+
 struct sample {
 	int dirty, writeback;
 	long dirty_kb, writeback_kb;
 	long long sectors;
 };
 
-static void sample(const char *map, struct sample *s)
+/* One sample of every observation; false when any of them could not be read. */
+static bool sample(const char *map, struct sample *s)
 {
-	lab_page_states(map, 0, NPAGES, &s->dirty, &s->writeback);
+	if (lab_page_states(map, 0, NPAGES, &s->dirty, &s->writeback))
+		return false;
 	s->dirty_kb = lab_meminfo_kb("Dirty");
 	s->writeback_kb = lab_meminfo_kb("Writeback");
 	s->sectors = lab_sectors_written("vda");
+	return s->dirty_kb >= 0 && s->writeback_kb >= 0 && s->sectors >= 0;
+}
+
+/* What the call left of the range, from the page flags alone. */
+static const char *verdict(const struct sample *after)
+{
+	if (after->dirty == (int)NPAGES && !after->writeback)
+		return "NOTHING";
+	if (!after->dirty && after->writeback)
+		return "IN FLIGHT";
+	if (!after->dirty && !after->writeback)
+		return "WRITTEN";
+	return "PARTIAL";
 }
 
 static int call(enum how how, int fd, char *map)
@@ -69,8 +98,8 @@ int main(void)
 {
 	struct sample a, b;
 	struct timespec t0, t1;
+	int fd, mismatched = 0, failed = 0;
 	char *map;
-	int fd, rc = 0;
 
 	if (lab_sectors_written("vda") < 0) {
 		fprintf(stderr, "fadvise_demo: no /dev/vda (vm/run --disk)\n");
@@ -85,31 +114,49 @@ int main(void)
 	if (map == MAP_FAILED)
 		return perror("mmap"), 2;
 
+	printf("on Linux %s (expectations: the %s table)\n", lab_kernel_release(), lab_expect_table());
 	printf("8 MiB (%lu pages) dirtied through a shared mapping before each call; range pages "
 	       "dirty/writeback, meminfo Dirty/Writeback kB, sectors written, before -> after\n",
 	       NPAGES);
-	printf("%-40s %-19s %-16s %-21s %-16s %s\n", "call", "pages dirty", "pages writeback",
-	       "meminfo Dirty kB", "sectors written", "took");
+	printf("%-40s %-19s %-16s %-21s %-16s %-9s %-9s %s\n", "call", "pages dirty",
+	       "pages writeback", "meminfo Dirty kB", "sectors written", "took", "observed",
+	       "expected");
 	for (int how = 0; how <= NOTHING; how++) {
+		const char *want = lab_expect(rows[how]), *seen;
+		bool ok;
+
 		memset(map, 'a' + how, SIZE);
-		sample(map, &a);
+		ok = sample(map, &a) && a.dirty == (int)NPAGES && !a.writeback;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (call(how, fd, map)) {
+		if (ok && call(how, fd, map)) {
 			perror(names[how]);
-			rc = 1;
+			ok = false;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		sample(map, &b);
-		printf("%-40s %5d -> %-9d %5d -> %-6d %7ld -> %-9ld +%-15lld %.1f ms\n", names[how],
-		       a.dirty, b.dirty, a.writeback, b.writeback, a.dirty_kb, b.dirty_kb,
+		ok = ok && sample(map, &b);
+		seen = ok ? verdict(&b) : "ERROR";
+		printf("%-40s %5d -> %-9d %5d -> %-6d %7ld -> %-9ld +%-15lld %6.1f ms %-9s %s%s\n",
+		       names[how], a.dirty, b.dirty, a.writeback, b.writeback, a.dirty_kb, b.dirty_kb,
 		       b.sectors - a.sectors,
-		       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+		       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, seen,
+		       want ? want : "(none)", ok && want && !strcmp(seen, want) ? "" : " MISMATCH");
+		if (!ok)
+			failed++;
+		else if (!want || strcmp(seen, want))
+			mismatched++;
 		/* Start the next row from a clean file. */
-		fsync(fd);
+		if (fsync(fd)) {
+			perror("fsync");
+			failed++;
+		}
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
 	}
 	munmap(map, SIZE);
 	close(fd);
 	unlink(PATH);
 	lab_quiet_writeback(false);
-	return rc;
+	printf("%d rows: %d as expected, %d mismatched, %d could not run\n", NOTHING + 1,
+	       NOTHING + 1 - mismatched - failed, mismatched, failed);
+	return failed ? 2 : mismatched ? 1 : 0;
 }

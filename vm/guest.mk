@@ -54,7 +54,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(BUILD)/disk.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(BUILD)/disk.img $(BUILD)/eio.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -67,6 +67,10 @@ $(BUILD)/disk.img:
 	truncate -s 256M $@.tmp
 	/sbin/mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
 	mv $@.tmp $@
+
+# A raw disk whose every write fails (vm/blkdebug-fail-writes.conf): the fadvise error path.
+$(BUILD)/eio.img:
+	truncate -s 16M $@
 
 $(FLAGS): FORCE
 	@mkdir -p $(@D)

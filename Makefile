@@ -16,7 +16,7 @@ test: guest
 	T="$(T)" tests/run-all
 
 demo: guest
-	vm/run --name demo --disk $(BUILD)/disk.img,slow -- /lab/demo/run
+	vm/run --name demo --disk $(BUILD)/disk.img,slow --disk $(BUILD)/odirect.img,odirect -- /lab/demo/run
 
 # The long fuzz run: FUZZ_OPS operations (default a million), FUZZ_SEED to replay a seed.
 FUZZ_OPS ?= 1000000

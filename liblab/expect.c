@@ -47,11 +47,19 @@ static const struct expectation v6_1[] = {
 	{ "fadvise-msync-async", "NOTHING" },
 	{ "fadvise-control", "NOTHING" },
 
+	/* odirect_demo (demo/odirect.c): direct I/O takes its pages with FOLL_GET on 6.1 */
+	{ "odirect-no-fork", "COHERENT" },
+	{ "odirect-fork", "ORPHANED" },
+	{ "odirect-dontfork", "COHERENT" },
+	{ "odirect-own-page", "COHERENT" },
+
 	{ NULL, NULL }
 };
 
 /* Linux 6.12: what differs from 6.1, each with the commit that changed it. */
 static const struct expectation v6_12[] = {
+	/* 920756a3306a (6.4) "block: Convert bio_iov_iter_get_pages to use iov_iter_extract_pages" */
+	{ "odirect-fork", "COHERENT" },
 	{ NULL, NULL }
 };
 

@@ -23,6 +23,7 @@ LIBLAB_OBJS := $(patsubst liblab/%.c,$(OBJ)/liblab/%.o,$(wildcard liblab/*.c))
 FLAGS := $(OBJ)/.flags
 HEADERS := $(wildcard liblab/*.h) drivers/pindma/uapi/pindma.h $(STAMP) $(FLAGS)
 SCENARIOS := $(OBJ)/demo/scenario.o
+ODIRECT := $(OBJ)/demo/odirect.o
 
 # The programs, by where they go in the guest.
 TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) \
@@ -42,6 +43,9 @@ STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES),$
 $(GUEST)/lab/demo/dontfork_demo: $(SCENARIOS)
 $(GUEST)/lab/tests/demo_rows_test: $(SCENARIOS)
 $(GUEST)/lab/tests/demo_rows_test: private CPPFLAGS += -Idemo
+$(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: $(ODIRECT)
+$(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: private LDLIBS += -pthread
+$(GUEST)/lab/tests/odirect_test: private CPPFLAGS += -Idemo
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KTREE)/tools/testing/selftests -Itests/lib
 $(GUEST)/lab/bin/%: private LDLIBS += -pthread
 # The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
@@ -54,7 +58,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(BUILD)/disk.img $(BUILD)/eio.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -66,6 +70,11 @@ all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(BUILD)/disk.img 
 $(BUILD)/disk.img:
 	truncate -s 256M $@.tmp
 	/sbin/mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
+	mv $@.tmp $@
+
+# The O_DIRECT rows' disk: every byte 'D', attached read-only and read at 1 MiB/s (LAB_ODIRECT_DISK).
+$(BUILD)/odirect.img:
+	tr '\0' D </dev/zero | head -c 8M >$@.tmp
 	mv $@.tmp $@
 
 # A raw disk whose every write fails (vm/blkdebug-fail-writes.conf): the fadvise error path.
@@ -81,6 +90,7 @@ $(OBJ)/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(SCENARIOS): demo/scenario.h
+$(ODIRECT): demo/odirect.h
 
 $(LIBLAB): $(LIBLAB_OBJS)
 	rm -f $@

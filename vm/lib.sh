@@ -16,6 +16,9 @@ LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 # The lab's disk for make test and make demo writes at 8 MiB/s (QEMU's throttling), so that I/O stays
 # in flight long enough to be seen: an emulated disk otherwise completes a write as it is submitted.
 LAB_SLOW_DISK=throttling.bps-write=$((8 << 20))
+# The O_DIRECT rows' disk: read-only, found by its serial, reads at 1 MiB/s so that a read of 1 MiB
+# stays in flight for about a second.
+LAB_ODIRECT_DISK=serial=odirect,readonly=on,throttling.bps-read=$((1 << 20))
 
 die() {
 	echo "${0##*/}: $*" >&2

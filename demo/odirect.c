@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * O_DIRECT + fork rows: a reader thread's direct read of the "odirect" disk (every byte 'D',
+ * reads throttled to 1 MiB/s) into an anonymous buffer; while it is in flight the process
+ * forks and the parent writes into the page that also holds the read's last bytes. Observed:
+ * which bytes of the read reach the parent, the read's last page's PFN for both processes,
+ * and what the child finds there.
+ */
+#define _GNU_SOURCE
+#include "odirect.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lab.h"
+
+#define MIB (1024 * 1024)
+#define READ_LEN (MIB - 2048)	/* ends in the middle of a page */
+#define BUF_LEN (MIB + LAB_PAGE)
+#define DISK_BYTE 'D'		/* every byte of the odirect disk */
+#define PREFORK 'p'
+#define PARENT 'P'
+
+const struct odirect_row odirect_rows[] = {
+	{
+		.name = "odirect-no-fork",
+		.title = "O_DIRECT read, no fork (the control)",
+		.note = "every byte of the read arrives in the parent's buffer",
+	},
+	{
+		.name = "odirect-fork",
+		.title = "O_DIRECT read in flight, fork, parent writes the same page",
+		.fork = true,
+		.note = "the parent's write copies the page; the read lands in the old one, now the child's",
+	},
+	{
+		.name = "odirect-dontfork",
+		.title = "the same with MADV_DONTFORK on the buffer",
+		.fork = true,
+		.dontfork = true,
+		.note = "the child has no such range, so fork shares nothing and nothing is copied",
+	},
+	{
+		.name = "odirect-own-page",
+		.title = "the same, the read fills whole pages, the parent writes another",
+		.fork = true,
+		.own_page = true,
+		.note = "open(2)'s workaround: no page holds both the read's bytes and the parent's data",
+	},
+};
+
+const unsigned int n_odirect_rows = sizeof(odirect_rows) / sizeof(odirect_rows[0]);
+
+__attribute__((format(printf, 2, 3)))
+static bool fail(struct odirect_obs *obs, const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(obs->error, sizeof(obs->error), fmt, ap);
+	va_end(ap);
+	if (e)
+		snprintf(obs->error + strlen(obs->error), sizeof(obs->error) - strlen(obs->error),
+			 ": %s", strerror(e));
+	return false;
+}
+
+/* The vdX whose serial is "odirect" (vm/run --disk IMAGE,serial=odirect), or -1. */
+static int find_disk(char *name, size_t size)
+{
+	char path[300], serial[32];
+	DIR *dir = opendir("/sys/block");
+	struct dirent *d;
+	int ret = -1;
+
+	while (dir && (d = readdir(dir))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/block/%s/serial", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(serial, sizeof(serial), f) && !strncmp(serial, "odirect", 7) &&
+		    strlen(d->d_name) < size) {
+			strcpy(name, d->d_name);
+			ret = 0;
+		}
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return ret;
+}
+
+/* Reads in flight on the disk, from /sys/block/NAME/inflight; -1 on error. */
+static long reads_in_flight(const char *disk)
+{
+	char path[300];
+	long reads = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/inflight", disk);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &reads) != 1)
+			reads = -1;
+		fclose(f);
+	}
+	return reads;
+}
+
+struct reader {
+	int fd;
+	char *buf;
+	size_t len;
+	ssize_t got;
+	int err;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	r->got = pread(r->fd, r->buf, r->len, 0);
+	r->err = errno;
+	return NULL;
+}
+
+struct child_report {
+	uint64_t pfn;
+	int pfn_errno;
+	bool has_data;
+};
+
+/* The child: once the read is over, its PFN for the read's last page and what it holds there. */
+static void child_main(const char *last, int cmd, int rep)
+{
+	struct child_report r = { 0 };
+	char c;
+
+	if (read(cmd, &c, 1) != 1)
+		_exit(1);
+	r.pfn_errno = lab_pfn_read(last, &r.pfn) ? errno : 0;
+	/* Touch it only when there is a page: under MADV_DONTFORK there is no range at all. */
+	r.has_data = !r.pfn_errno && r.pfn && last[0] == DISK_BYTE;
+	_exit(write(rep, &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+}
+
+static bool play(const struct odirect_row *row, struct odirect_obs *obs, const char *disk,
+		 struct reader *rd)
+{
+	char *last = rd->buf + (rd->len - 1) / LAB_PAGE * LAB_PAGE;
+	char *parent_at = row->own_page ? rd->buf + rd->len : rd->buf + READ_LEN;
+	int cmd[2] = { -1, -1 }, rep[2] = { -1, -1 }, status;
+	struct child_report r;
+	bool ok = false, started = false, joined = false;
+	pthread_t thread;
+	pid_t pid = -1;
+
+	if (lab_pfn_read(last, &obs->pfn_before))
+		return fail(obs, "reading the parent's PFN from pagemap");
+	if (row->fork && (pipe(cmd) || pipe(rep)))
+		return fail(obs, "pipe");
+	errno = pthread_create(&thread, NULL, reader_main, rd);
+	if (errno) {
+		fail(obs, "starting the reader thread");
+		goto out;
+	}
+	started = true;
+	/* Submitted at once; at 1 MiB/s the read then stays in flight for about a second. */
+	usleep(100 * 1000);
+	obs->inflight = reads_in_flight(disk);
+	if (row->fork) {
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			fail(obs, "fork");
+			goto out;
+		}
+		if (!pid) {
+			close(cmd[1]);
+			close(rep[0]);
+			child_main(last, cmd[0], rep[1]);
+		}
+	}
+	/* The parent writes its own data, in the read's last page or (workaround) another. */
+	memset(parent_at, PARENT, 64);
+	pthread_join(thread, NULL);
+	joined = true;
+	if (rd->got != (ssize_t)rd->len) {
+		errno = rd->got < 0 ? rd->err : 0;
+		fail(obs, "the O_DIRECT read returned %zd of %zu bytes", rd->got, rd->len);
+		goto out;
+	}
+	if (obs->inflight < 1) {
+		errno = 0;
+		fail(obs, "the read was not in flight when the process forked (is the disk slow?)");
+		goto out;
+	}
+	if (lab_pfn_read(last, &obs->pfn_after)) {
+		fail(obs, "reading the parent's PFN from pagemap");
+		goto out;
+	}
+	for (size_t i = 0; i < rd->len; i++)
+		obs->missing += rd->buf[i] != DISK_BYTE;
+	if (pid > 0) {
+		if (write(cmd[1], "r", 1) != 1 || read(rep[0], &r, sizeof(r)) != sizeof(r)) {
+			fail(obs, "asking the child");
+			goto out;
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			errno = 0;
+			fail(obs, "the child ended with status %#x", status);
+			goto out;
+		}
+		pid = -1;
+		if (r.pfn_errno) {
+			errno = r.pfn_errno;
+			fail(obs, "reading the child's PFN from pagemap");
+			goto out;
+		}
+		obs->pfn_child = r.pfn;
+		obs->child_has_data = r.has_data;
+	}
+	obs->verdict = obs->missing ? "ORPHANED" : "COHERENT";
+	ok = true;
+out:
+	if (started && !joined)
+		pthread_join(thread, NULL);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (cmd[i] >= 0)
+			close(cmd[i]);
+		if (rep[i] >= 0)
+			close(rep[i]);
+	}
+	return ok;
+}
+
+bool odirect_run(const struct odirect_row *row, struct odirect_obs *obs)
+{
+	struct reader rd = { .len = row->own_page ? MIB : READ_LEN };
+	char disk[64], dev[80];
+	bool ok;
+
+	memset(obs, 0, sizeof(*obs));
+	if (find_disk(disk, sizeof(disk)))
+		return errno = 0, fail(obs, "no disk with serial odirect (vm/run --disk IMAGE,serial=odirect)");
+	snprintf(dev, sizeof(dev), "/dev/%s", disk);
+	rd.fd = open(dev, O_RDONLY | O_DIRECT);
+	if (rd.fd < 0)
+		return fail(obs, "open %s", dev);
+	rd.buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rd.buf == MAP_FAILED) {
+		close(rd.fd);
+		return fail(obs, "mmap");
+	}
+	/*
+	 * QEMU's throttling lets a request through while the disk's budget is not spent and charges
+	 * it afterwards: a first read first, so that the row's read is the one that waits.
+	 */
+	if (pread(rd.fd, rd.buf, MIB, 0) != MIB) {
+		fail(obs, "the O_DIRECT read before the row");
+		munmap(rd.buf, BUF_LEN);
+		close(rd.fd);
+		return false;
+	}
+	memset(rd.buf, PREFORK, BUF_LEN);
+	ok = (!row->dontfork || !madvise(rd.buf, BUF_LEN, MADV_DONTFORK) || fail(obs, "DONTFORK")) &&
+	     play(row, obs, disk, &rd);
+	munmap(rd.buf, BUF_LEN);
+	close(rd.fd);
+	return ok;
+}

@@ -5,11 +5,13 @@
 #   make fuzz [FUZZ_OPS=N] [FUZZ_SEED=S]   the long pindma fuzz run
 #   make bench                  benchmarks in the VM: report and plots in build/bench
 #   make docs                   put real output into README.md and docs/*.md (docs/generate)
-# Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel.
+# Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel,
+# KERNEL=6.12 Debian's linux-source-6.12 with kernel-patches/6.12/ (6.1 is the default).
 SHELL := /bin/bash
 FLAVOUR ?= normal
-BUILD ?= $(CURDIR)/build$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
-export FLAVOUR BUILD
+KERNEL ?= 6.1
+BUILD ?= $(CURDIR)/build$(if $(filter 6.1,$(KERNEL)),,/$(KERNEL))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
+export FLAVOUR KERNEL BUILD
 
 .PHONY: test demo shell fuzz bench docs guest kernel deps clean distclean
 test: guest

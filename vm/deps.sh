@@ -3,7 +3,7 @@
 # The check is one dpkg-query call, so a machine that has everything pays no apt time.
 set -euo pipefail
 
-pkgs=(linux-source-6.1 qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
+pkgs=("linux-source-${KERNEL:-6.1}" qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
       cpio xz-utils kmod e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
       gnuplot-nox)
 

@@ -4,15 +4,17 @@
 LAB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The kernel trees are large and regenerable: they live in a cache folder outside the repository.
 LAB_CACHE=${DONTFORK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dontfork-lab}
-# Flavours (normal, debug) each get their own tree, config fragment and build folder.
+# The kernel: Debian's linux-source-$KERNEL (6.1, the default, or 6.12) with kernel-patches/$KERNEL/.
+# Each kernel and flavour (normal, debug) gets its own tree, and its own build folder: build/ for 6.1,
+# build/6.12/ for 6.12, with debug/ below either.
+LAB_KERNEL=${KERNEL:-6.1}
 LAB_FLAVOUR=${FLAVOUR:-normal}
-if [[ $LAB_FLAVOUR == normal ]]; then
-	LAB_BUILD=${BUILD:-$LAB_TOP/build}
-else
-	LAB_BUILD=${BUILD:-$LAB_TOP/build/$LAB_FLAVOUR}
-fi
+LAB_BUILD=$LAB_TOP/build
+[[ $LAB_KERNEL == 6.1 ]] || LAB_BUILD+=/$LAB_KERNEL
+[[ $LAB_FLAVOUR == normal ]] || LAB_BUILD+=/$LAB_FLAVOUR
+LAB_BUILD=${BUILD:-$LAB_BUILD}
 LAB_KTREE=$LAB_BUILD/linux
-LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-$LAB_KERNEL.tar.xz}
 # The lab's disk for make test and make demo writes at 8 MiB/s (QEMU's throttling), so that I/O stays
 # in flight long enough to be seen: an emulated disk otherwise completes a write as it is submitted.
 LAB_SLOW_DISK=throttling.bps-write=$((8 << 20))

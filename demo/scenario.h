@@ -46,6 +46,7 @@ struct observation {
 	uint32_t engine;	/* the engine that served the DMA */
 	const char *verdict;	/* ORPHANED or COHERENT, from the above */
 	char error[160];	/* set when the scenario could not run */
+	const char *skipped;	/* why it was not played: the kernel lacks a lab patch it needs */
 };
 
 extern const struct scenario scenarios[];

@@ -29,6 +29,13 @@ long lab_status_kb(const char *field);
 long lab_meminfo_kb(const char *field);
 /* The integer at the start of a /proc or /sys file, or -1. */
 int lab_read_int(const char *path);
+/*
+ * NULL when the guest's kernel was built with the lab patch numbered number (e.g. "0002"), from
+ * what the build applied (/lab/kernel.env), never from probing the kernel, so that a broken patch
+ * fails its tests instead of skipping them; otherwise the reason to skip, "this kernel lacks
+ * kernel-patches/<kernel>/<number>".
+ */
+const char *lab_lacks_patch(const char *number);
 /* Write value to a /proc or /sys file: 0, or -1 with errno set. */
 int lab_write_str(const char *path, const char *value);
 /* A /proc/vmstat counter, exact (per-CPU deltas folded first through vm.stat_refresh); -1. */

@@ -129,6 +129,30 @@ int lab_read_int(const char *path)
 	return v;
 }
 
+const char *lab_lacks_patch(const char *number)
+{
+	static char why[128], line[1024], kernel[32] = "?";
+	FILE *f = fopen("/lab/kernel.env", "r");
+	bool found = false;
+
+	if (!f)
+		return "no /lab/kernel.env: which patches this kernel has is unknown";
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "LAB_KERNEL=%31s", kernel) == 1)
+			continue;
+		if (!strncmp(line, "LAB_SERIES_PATCHES=", 19)) {
+			for (char *p = strstr(line, number); p; p = strstr(p + 1, number))
+				if (p[-1] == '"' || p[-1] == ' ')
+					found = true;
+		}
+	}
+	fclose(f);
+	if (found)
+		return NULL;
+	snprintf(why, sizeof(why), "this kernel lacks kernel-patches/%s/%s", kernel, number);
+	return why;
+}
+
 int lab_write_str(const char *path, const char *value)
 {
 	ssize_t n = (ssize_t)strlen(value);

@@ -55,9 +55,15 @@ FIXTURE_SETUP(row)
 {
 	self->s = scenario_find(variant->name);
 	ASSERT_NE(NULL, self->s);
-	ASSERT_TRUE(scenario_run(self->s, variant->engine, &self->obs))
-		TH_LOG("%s could not run: %s", variant->name, self->obs.error);
+	if (!scenario_run(self->s, variant->engine, &self->obs) && !self->obs.skipped)
+		ASSERT_TRUE(false) TH_LOG("%s could not run: %s", variant->name, self->obs.error);
 }
+
+/* A row the kernel's series cannot play (scenario_run() says why) is skipped, never passed. */
+#define SKIP_UNPLAYED() do { \
+	if (self->obs.skipped) \
+		SKIP(return, "%s: vm.fork_share_pinned", self->obs.skipped); \
+} while (0)
 
 FIXTURE_TEARDOWN(row)
 {
@@ -66,6 +72,8 @@ FIXTURE_TEARDOWN(row)
 TEST_F(row, verdict_is_the_expected_one)
 {
 	const struct observation *o = &self->obs;
+
+	SKIP_UNPLAYED();
 
 	if (self->s->mode && variant->engine != PINDMA_ENGINE_AUTO)
 		EXPECT_EQ(variant->engine, o->engine) TH_LOG("served by the wrong engine");
@@ -88,6 +96,8 @@ TEST_F(row, observations_make_the_point)
 {
 	const struct observation *o = &self->obs;
 	const char *n = self->s->name;
+
+	SKIP_UNPLAYED();
 
 	if (self->s->dontfork && !self->s->dofork) {
 		/* The range is not in the child: no PFN, and touching it kills the child. */

@@ -47,6 +47,7 @@ static void find_eio_disk(char *dev, size_t size)
 
 TEST(write_wait_reports_eio_once_per_file)
 {
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_WRITE_WAIT");
 	static char buf[LEN];
 	char dev[300];
 	int fd, other;

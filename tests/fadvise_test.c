@@ -85,6 +85,7 @@ static long long sectors_since(long long before, long long want)
 
 TEST(constants_have_their_2006_values)
 {
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 	EXPECT_EQ(32, LINUX_FADV_ASYNC_WRITE);
 	EXPECT_EQ(33, LINUX_FADV_WRITE_WAIT);
 }
@@ -94,6 +95,8 @@ TEST_F_TIMEOUT(file, async_write_starts_io_on_the_range_only, 120)
 {
 	long long before;
 	int dirty, wb;
+
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 
 	dirty_all(self, 'a');
 	ASSERT_EQ(0, lab_page_states(self->map, 0, NPAGES, &dirty, &wb));
@@ -115,6 +118,8 @@ TEST_F_TIMEOUT(file, async_write_covers_mmap_writes, 120)
 	long long before = lab_sectors_written("vda");
 	int dirty, wb;
 
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
+
 	for (unsigned long i = 0; i < SIZE; i += LAB_PAGE)
 		self->map[i] = 'm';
 	ASSERT_EQ(0, posix_fadvise(self->fd, 0, 0, LINUX_FADV_ASYNC_WRITE)) TH_LOG("len 0: to EOF");
@@ -128,6 +133,8 @@ TEST_F_TIMEOUT(file, write_wait_starts_nothing, 120)
 {
 	long long before;
 	int dirty, wb;
+
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 
 	dirty_all(self, 'b');
 	before = lab_sectors_written("vda");
@@ -143,6 +150,8 @@ TEST_F_TIMEOUT(file, write_wait_starts_nothing, 120)
 TEST_F_TIMEOUT(file, write_wait_waits_for_writeback_in_flight, 120)
 {
 	int dirty, wb;
+
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 
 	dirty_all(self, 'c');
 	ASSERT_EQ(0, posix_fadvise(self->fd, 0, SIZE, LINUX_FADV_ASYNC_WRITE));
@@ -187,21 +196,25 @@ static void write_wait_returns_none_in_flight(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(file, async_write_returns_with_io_in_flight, 120)
 {
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 	async_write_returns_in_flight(_metadata, self, SIZE);
 }
 
 TEST_F_TIMEOUT(file, async_write_len_0_returns_with_io_in_flight, 120)
 {
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 	async_write_returns_in_flight(_metadata, self, 0);
 }
 
 TEST_F_TIMEOUT(file, write_wait_returns_with_none_in_flight, 120)
 {
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 	write_wait_returns_none_in_flight(_metadata, self, SIZE);
 }
 
 TEST_F_TIMEOUT(file, write_wait_len_0_returns_with_none_in_flight, 120)
 {
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 	write_wait_returns_none_in_flight(_metadata, self, 0);
 }
 
@@ -209,6 +222,8 @@ TEST_F_TIMEOUT(file, write_wait_len_0_returns_with_none_in_flight, 120)
 TEST_F_TIMEOUT(file, wait_write_wait_leaves_nothing_dirty, 120)
 {
 	int dirty, wb;
+
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 
 	dirty_all(self, 'd');
 	for (unsigned long i = 0; i < SIZE; i += 3 * LAB_PAGE)
@@ -227,6 +242,8 @@ TEST_F_TIMEOUT(file, msync_async_starts_no_io, 120)
 	long long before;
 	int dirty, wb;
 
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
+
 	for (unsigned long i = 0; i < SIZE; i += LAB_PAGE)
 		self->map[i] = 's';
 	before = lab_sectors_written("vda");
@@ -240,6 +257,8 @@ TEST_F_TIMEOUT(file, msync_async_starts_no_io, 120)
 TEST_F_TIMEOUT(file, bad_arguments, 120)
 {
 	int pipefd[2], tmp;
+
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
 
 	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, -1, LINUX_FADV_ASYNC_WRITE));
 	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, -4096, LINUX_FADV_WRITE_WAIT));

@@ -64,6 +64,7 @@ static int orphaned_after_fork(int fd, char *addr, int knob)
 
 TEST(switch_exists_and_is_off_by_default)
 {
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 	ASSERT_EQ(0, lab_read_int(KNOB)) TH_LOG(KNOB " missing or on");
 }
 
@@ -99,6 +100,8 @@ TEST_F(dev, pte_page_is_shared_only_while_on)
 	char *p = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
 
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+
 	ASSERT_NE(MAP_FAILED, p);
 	memset(p, 1, LAB_PAGE);
 	EXPECT_EQ(1, orphaned_after_fork(self->fd, p, 1));
@@ -111,6 +114,9 @@ TEST_F(dev, pmd_mapped_thp_is_shared_only_while_on)
 	char *raw = mmap(NULL, 2 * HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 	char *p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+
 	ASSERT_NE(MAP_FAILED, raw);
 	lab_write_str("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
 	ASSERT_EQ(0, madvise(p, HPAGE, MADV_HUGEPAGE));
@@ -125,6 +131,8 @@ TEST_F(dev, pmd_mapped_thp_is_shared_only_while_on)
 TEST_F(dev, hugetlb_page_is_shared_only_while_on)
 {
 	char *p;
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 
 	lab_write_str("/proc/sys/vm/nr_hugepages", "4");
 	p = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
@@ -143,6 +151,8 @@ TEST_F_TIMEOUT(dev, pins_from_while_on_release_cleanly_after_off, 600)
 		       -1, 0);
 	long free_before, free_after, pins_before = lab_foll_pins();
 	int orphaned = 0;
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 
 	ASSERT_NE(MAP_FAILED, p);
 	memset(p, 1, 4 * LAB_PAGE);

@@ -15,6 +15,7 @@
  */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+#include "lab.h"
 
 static inline int lab_harness_main(int argc, char **argv)
 {
@@ -46,6 +47,13 @@ static inline int lab_harness_main(int argc, char **argv)
 	}
 	return test_harness_run(argc, argv);
 }
+
+/* Skip the test when the kernel's series lacks the lab patch it needs (lab_lacks_patch()). */
+#define LAB_NEEDS_PATCH(number, what) do { \
+	const char *lab_why_ = lab_lacks_patch(number); \
+	if (lab_why_) \
+		SKIP(return, "%s: %s", lab_why_, what); \
+} while (0)
 
 #define LAB_HARNESS_MAIN \
 	int main(int argc, char **argv) { return lab_harness_main(argc, argv); }

@@ -125,6 +125,7 @@ struct reader {
 	size_t len;
 	ssize_t got;
 	int err;
+	volatile bool done;
 };
 
 static void *reader_main(void *arg)
@@ -133,6 +134,7 @@ static void *reader_main(void *arg)
 
 	r->got = pread(r->fd, r->buf, r->len, 0);
 	r->err = errno;
+	r->done = true;
 	return NULL;
 }
 
@@ -177,9 +179,16 @@ static bool play(const struct odirect_row *row, struct odirect_obs *obs, const c
 		goto out;
 	}
 	started = true;
-	/* Submitted at once; at 1 MiB/s the read then stays in flight for about a second. */
-	usleep(100 * 1000);
-	obs->inflight = reads_in_flight(disk);
+	/*
+	 * At 1 MiB/s the read stays in flight for about a second once submitted: fork as soon as
+	 * the disk shows it (a loaded host may take a while to get the thread that far).
+	 */
+	for (int i = 0; i < 400 && !rd->done; i++) {
+		obs->inflight = reads_in_flight(disk);
+		if (obs->inflight > 0)
+			break;
+		usleep(5 * 1000);
+	}
 	if (row->fork) {
 		fflush(NULL);
 		pid = fork();
@@ -204,7 +213,7 @@ static bool play(const struct odirect_row *row, struct odirect_obs *obs, const c
 	}
 	if (obs->inflight < 1) {
 		errno = 0;
-		fail(obs, "the read was not in flight when the process forked (is the disk slow?)");
+		fail(obs, "the read was not seen in flight before it ended (is the disk slow?)");
 		goto out;
 	}
 	if (lab_pfn_read(last, &obs->pfn_after)) {

@@ -30,7 +30,6 @@ cases=(
 	"warn|a kernel WARN in the guest|kernel splat in the guest console"
 	"query|a demo row whose PINDMA_IOC_QUERY fails (run as nobody)|could not run: PINDMA_IOC_QUERY"
 	"pagemap|a demo row whose pagemap read fails (run as nobody)|could not run: reading the parent's PFN"
-	"fast_disk|fadvise_demo on a disk too fast to keep write-out in flight|MISMATCH"
 )
 # The runners are the same on both kernels; the debug kernel (slow to boot) adds only kmemleak's plant.
 if [[ $kmemleak == 1 ]]; then
@@ -60,7 +59,6 @@ for c in "${cases[@]}"; do
 	warn) args=(--add "$plants/kmod/plant_warn.ko:/lab/plants/plant_warn.ko" -- insmod /lab/plants/plant_warn.ko) ;;
 	query) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only gup' nobody) ;;
 	pagemap) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only mlock' nobody) ;;
-	fast_disk) args=(--disk "$build/disk.img" -- /lab/demo/fadvise_demo) ;;
 	leak)
 		args=(--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" --
 			sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/tests/run madvise_test')

@@ -22,7 +22,7 @@ if ! grep -q '^/dev/zram0' /proc/swaps; then
 	swapon /dev/zram0
 fi
 # One page per hugetlb case and one for the copy its child or a COW makes; spare ones for the rest.
-echo 8 >/proc/sys/vm/nr_hugepages
+echo 16 >/proc/sys/vm/nr_hugepages
 
 # Runs cow.c with the switch at $1; writes "verdict<TAB>case" per result, cow.c's output in $tmp/out.$1.
 # A case is the "[RUN]" line before its result; verdicts: pass, fail, skip, xfail.

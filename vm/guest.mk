@@ -35,11 +35,18 @@ DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
 BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
 # What the guest knows of its kernel's series (vm/build-kernel.sh writes it).
 KERNEL_ENV := $(GUEST)/lab/kernel.env
+# cow.c, the mm maintainers' COW suite (first in 6.2), run by tests/cow_test.sh. A tree under test that
+# has it builds it from itself; otherwise (6.1) it comes from COW_TARBALL: only the files it needs,
+# extracted into $(BUILD)/cow-src, with the uapi headers it was written for (headers_install).
+COW_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
+COW_TREE ?= $(if $(wildcard $(KTREE)/tools/testing/selftests/mm/cow.c),$(KTREE),$(BUILD)/cow-src)
+COW_MM := $(COW_TREE)/tools/testing/selftests/mm
+COW := $(if $(wildcard tests/cow_test.sh),$(GUEST)/lab/bin/cow $(GUEST)/lab/tests/cow-known.txt)
 # The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
 DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md)) $(GUEST)/lab/docs/capture
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab.
 $(GUEST)/lab/demo/dontfork_demo: $(SCENARIOS)
@@ -60,7 +67,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -114,6 +121,28 @@ $(GUEST)/lab/tests/manifest: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' $(filter-out run manifest,$(notdir $(TESTS))) >$@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+
+# The extracted subset: Kbuild's headers_install needs its Makefiles, scripts and the x86 tools.
+COW_TOP := $(notdir $(basename $(basename $(COW_TARBALL))))
+COW_FILES := Makefile Kbuild Kconfig scripts include/uapi arch/x86 usr tools/include \
+	tools/testing/selftests/mm tools/testing/selftests/kselftest.h mm/gup_test.h
+$(BUILD)/cow-src/.lab-extracted: $(COW_TARBALL)
+	rm -rf $(@D) && mkdir -p $(@D)
+	tar -xJf $< -C $(@D) --strip-components=1 $(addprefix $(COW_TOP)/,$(COW_FILES))
+	$(MAKE) -s -C $(@D) ARCH=x86_64 headers_install INSTALL_HDR_PATH=$(@D)/usr
+	touch $@
+
+# Upstream's code, built as upstream builds it: -Wall without -Werror (a newer file meets an older gcc),
+# liburing's static library for the io_uring cases when Debian's liburing-dev is there.
+COW_URING := $(wildcard /usr/lib/x86_64-linux-gnu/liburing.a)
+$(GUEST)/lab/bin/cow: $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(BUILD)/cow-src/.lab-extracted,$(STAMP))
+	@mkdir -p $(@D) $(OBJ)/cow
+	@echo '$(if $(COW_URING),#define LOCAL_CONFIG_HAVE_LIBURING 1)' >$(OBJ)/cow/local_config.h
+	$(CC) -O2 -g -Wall -I$(OBJ)/cow -isystem $(COW_TREE)/usr/include $(LDFLAGS) -o $@ \
+		$(wildcard $(addprefix $(COW_MM)/,cow.c vm_util.c thp_settings.c)) $(if $(COW_URING),-luring)
+
+$(GUEST)/lab/tests/cow-known.txt: tests/cow-known.txt
+	install -D -m 644 $< $@
 
 $(KERNEL_ENV): $(BUILD)/kernel.env
 	install -D -m 644 $< $@

@@ -22,13 +22,12 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/version.h>
 
 #include "pindma_internal.h"
 
 /*
  * The one place that calls into GUP: how each mode acquires its pages, and
- * the one place that knows the kernel version. get_user_pages() takes a
+ * the one place that knows the kernel's GUP API. get_user_pages() takes a
  * reference (FOLL_GET) whenever it fills pages[], which 6.2 made the only way
  * to ask for one; 6.5 dropped the vmas argument of both calls.
  */
@@ -36,15 +35,15 @@ static long pindma_pin_user_range(unsigned long start, unsigned long nr,
 				  u32 mode, unsigned int gup_flags,
 				  struct page **pages)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-	if (mode == PINDMA_MODE_GUP)
-		return get_user_pages(start, nr, gup_flags, pages);
-	return pin_user_pages(start, nr, gup_flags | FOLL_LONGTERM, pages);
-#else
+#ifdef PINDMA_GUP_TAKES_VMAS	/* before 6.5, see Kbuild */
 	if (mode == PINDMA_MODE_GUP)
 		return get_user_pages(start, nr, gup_flags, pages, NULL);
 	return pin_user_pages(start, nr, gup_flags | FOLL_LONGTERM, pages,
 			      NULL);
+#else
+	if (mode == PINDMA_MODE_GUP)
+		return get_user_pages(start, nr, gup_flags, pages);
+	return pin_user_pages(start, nr, gup_flags | FOLL_LONGTERM, pages);
 #endif
 }
 

@@ -24,7 +24,9 @@ struct odirect_obs {
 	uint64_t pfn_before;	/* the read's last page, parent's view, before the fork */
 	uint64_t pfn_after;	/* the same after the read completed */
 	uint64_t pfn_child;	/* the child's page there (0: none) */
-	long inflight;		/* reads in flight on the disk when the process forked */
+	long inflight;		/* reads in flight on the disk just before the fork */
+	long inflight_after;	/* the same once fork() returned: still pinned throughout */
+	unsigned int tries;	/* plays it took to fork inside the read's window */
 	long missing;		/* bytes of the read the parent does not see */
 	bool child_has_data;	/* the read's bytes are in the child's page */
 	const char *verdict;	/* COHERENT or ORPHANED */

@@ -51,6 +51,7 @@ TEST_F_TIMEOUT(row, verdict_is_the_expected_one, 60)
 				     lab_kernel_release());
 	EXPECT_STREQ(want, o->verdict) TH_LOG("on Linux %s", lab_kernel_release());
 	EXPECT_LT(0, o->inflight);
+	TH_LOG("%s: %s after %u play(s)", self->r->name, o->verdict, o->tries);
 	ASSERT_NE(0ULL, o->pfn_before);
 
 	if (!strcmp(o->verdict, "ORPHANED")) {

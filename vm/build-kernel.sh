@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Build the lab kernel from Debian's linux-source-$KERNEL tarball plus kernel-patches/$KERNEL/series.
 #
-# The tree lives in $LAB_CACHE/linux-<package version>-<hash>, where the hash covers the patch series and
-# the config fragment(s): changing either gives a fresh tree, so a stale tree is never used. A tree that
-# finished building is final; a second call only relinks $LAB_BUILD/linux and returns.
+# The tree lives in $LAB_CACHE[/KERNEL][/FLAVOUR]/linux-<package version>, the work tree of the git
+# repository linux-<package version>.git beside it: the tarball on branch pristine, the series applied
+# on branch lab. A hash of the series, the config fragment(s) and the
+# flavour names what the tree was last built for: when it changes, the series is applied again to the
+# pristine source and checked out over the tree, and Kbuild rebuilds only what the changed files and
+# options touch (a one-line patch edit takes minutes, not a cold build). A call whose hash was built
+# already only relinks $LAB_BUILD/linux and returns. Local edits in the cached tree are discarded.
 set -euo pipefail
 # shellcheck source=vm/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -35,7 +39,10 @@ hash=$( (echo "$LAB_FLAVOUR"; cat "${fragments[@]}"; for p in "${patches[@]}"; d
 cachedir=$LAB_CACHE
 [[ $LAB_KERNEL == 6.1 ]] || cachedir+=/$LAB_KERNEL
 [[ $LAB_FLAVOUR == normal ]] || cachedir+=/$LAB_FLAVOUR
-tree=$cachedir/linux-$version-$hash
+# One tree per kernel x flavour, a git repository: branch pristine holds the tarball, branch lab the
+# series applied to it. A new series or fragment moves lab with `git checkout`, which rewrites only
+# the files that differ, so Kbuild rebuilds what they touch instead of the whole tree.
+tree=$cachedir/linux-$version
 
 mkdir -p "$cachedir" "$LAB_BUILD"
 # The link to the tree, and what the guest learns about its kernel (/lab/kernel.env): the tests skip
@@ -51,7 +58,9 @@ link() {
 		mv "$LAB_BUILD/kernel.env.tmp" "$LAB_BUILD/kernel.env"
 	fi
 }
-if [[ -f $tree/.lab-built ]]; then
+# .lab-built holds the hash (series, fragments, flavour) of the last build that finished.
+built() { [[ -f $tree/.lab-built && $(<"$tree/.lab-built") == "$hash" ]]; }
+if built; then
 	link
 	exit 0
 fi
@@ -59,7 +68,7 @@ fi
 # One builder per tree at a time; a second caller waits, then finds it built.
 exec 9>"$cachedir/.lock"
 flock 9
-if [[ -f $tree/.lab-built ]]; then
+if built; then
 	link
 	exit 0
 fi
@@ -69,77 +78,98 @@ start=$SECONDS
 times=()
 step() { times+=("$1 $((SECONDS - step_start))"); step_start=$SECONDS; }
 step_start=$SECONDS
-if [[ ! -f $tree/.lab-patched ]]; then
-	echo "kernel: extracting ${LAB_TARBALL##*/} ($version) into $tree"
-	rm -rf "$tree" "$tree.tmp"
+# The repository sits beside the tree, not in it: in a git work tree, Kbuild's setlocalversion would
+# append "+" to the kernel's release.
+repo=$tree.git
+git_in() { # repository work-tree git-args...
+	git --git-dir="$1" --work-tree="$2" -c core.bare=false -c user.name=dontfork-lab \
+		-c user.email=lab@dontfork.invalid "${@:3}"
+}
+g() { git_in "$repo" "$tree" "$@"; }
+[[ -d $tree/.git && ! -d $repo ]] && mv "$tree/.git" "$repo"
+if [[ ! -d $repo ]]; then
+	echo "kernel: extracting ${LAB_TARBALL##*/} ($version) into $tree (git repository $repo)"
+	rm -rf "$tree" "$tree.tmp" "$repo.tmp"
 	mkdir -p "$tree.tmp"
 	tar -xf "$LAB_TARBALL" -C "$tree.tmp" --strip-components=1
-	step extract
-	for p in "${patches[@]}"; do
-		echo "kernel: applying ${p##*/}"
-		if ! patch -d "$tree.tmp" -p1 --batch --forward --silent <"$p"; then
-			rm -rf "$tree.tmp"
-			die "patch ${p##*/} (kernel-patches/$LAB_KERNEL/series) does not apply to linux-source $version"
-		fi
-	done
-	touch "$tree.tmp/.lab-patched"
+	git init -q --bare "$repo.tmp"
+	# Everything the tarball holds, even what the tree's .gitignore names; the lab's own files not.
+	printf '/.lab-*\n' >>"$repo.tmp/info/exclude"
+	git_in "$repo.tmp" "$tree.tmp" add -f -A
+	git_in "$repo.tmp" "$tree.tmp" commit -q -m "linux-source-$LAB_KERNEL $version"
+	git_in "$repo.tmp" "$tree.tmp" branch pristine
 	mv "$tree.tmp" "$tree"
-	step patch
+	mv "$repo.tmp" "$repo"
+	step extract
 fi
+# The series on pristine, built in a scratch index so that the working tree is untouched until the
+# checkout, which then writes only the files whose content changes.
+rm -f "$tree/.lab-built"
+index=$repo/lab-index
+GIT_INDEX_FILE=$index g read-tree pristine
+for p in "${patches[@]}"; do
+	echo "kernel: applying ${p##*/}"
+	GIT_INDEX_FILE=$index g apply --cached "$p" ||
+		die "patch ${p##*/} (kernel-patches/$LAB_KERNEL/series) does not apply to linux-source $version"
+done
+patched=$(GIT_INDEX_FILE=$index g write-tree)
+commit=$(g commit-tree "$patched" -p pristine -m "kernel-patches/$LAB_KERNEL $hash")
+rm -f "$index"
+g checkout -q -f -B lab "$commit"
+step patch
 
 kmake() { make -C "$tree" ARCH=x86_64 -j"$(nproc)" "$@"; }
 
-if [[ ! -f $tree/.lab-configured ]]; then
-	kmake -s tinyconfig
-	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${fragments[@]}") >"$tree/.lab-merge.log"
-	kmake -s olddefconfig
-	# merge_config.sh only warns; a dropped option must stop the build, naming the option. An
-	# option under a "# kernel-patches/NNNN" comment comes from that patch: a series without it
-	# (e.g. 6.12's, before 0002 is ported) builds without the option instead.
-	dropped=() needs=""
-	while read -r line; do
-		case $line in
-		"# kernel-patches/"[0-9][0-9][0-9][0-9]*)
-			needs=${line#\# kernel-patches/}
-			needs=${needs:0:4}
-			continue
-			;;
-		CONFIG_*=*)
-			if [[ -n $needs ]] && ! printf '%s\n' "${patches[@]##*/}" | grep -q "^$needs-"; then
-				echo "kernel: $line needs kernel-patches/$LAB_KERNEL/$needs, not in this series"
-			else
-				grep -qxF "$line" "$tree/.config" || dropped+=("$line")
-			fi
-			;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }
-			opt=${opt%% *}
-			! grep -q "^$opt=" "$tree/.config" || dropped+=("$line")
-			;;
-		esac
-		needs=""
-	done < <(cat "${fragments[@]}")
-	if [[ ${#dropped[@]} -gt 0 ]]; then
-		printf 'kernel: option dropped by olddefconfig (unmet dependency?): %s\n' "${dropped[@]}" >&2
-		die "config fragment did not survive; see $tree/.config"
-	fi
-	touch "$tree/.lab-configured"
-	step configure
+# Configured afresh whenever the hash changed: the same fragments give the same .config, and Kbuild
+# rebuilds only what a changed option touches.
+kmake -s tinyconfig
+(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${fragments[@]}") >"$tree/.lab-merge.log"
+kmake -s olddefconfig
+# merge_config.sh only warns; a dropped option must stop the build, naming the option. An
+# option under a "# kernel-patches/NNNN" comment comes from that patch: a series without it
+# (e.g. 6.12's, before 0002 is ported) builds without the option instead.
+dropped=() needs=""
+while read -r line; do
+	case $line in
+	"# kernel-patches/"[0-9][0-9][0-9][0-9]*)
+		needs=${line#\# kernel-patches/}
+		needs=${needs:0:4}
+		continue
+		;;
+	CONFIG_*=*)
+		if [[ -n $needs ]] && ! printf '%s\n' "${patches[@]##*/}" | grep -q "^$needs-"; then
+			echo "kernel: $line needs kernel-patches/$LAB_KERNEL/$needs, not in this series"
+		else
+			grep -qxF "$line" "$tree/.config" || dropped+=("$line")
+		fi
+		;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }
+		opt=${opt%% *}
+		! grep -q "^$opt=" "$tree/.config" || dropped+=("$line")
+		;;
+	esac
+	needs=""
+done < <(cat "${fragments[@]}")
+if [[ ${#dropped[@]} -gt 0 ]]; then
+	printf 'kernel: option dropped by olddefconfig (unmet dependency?): %s\n' "${dropped[@]}" >&2
+	die "config fragment did not survive; see $tree/.config"
 fi
+step configure
 
 echo "kernel: building bzImage, Module.symvers and headers in $tree"
 kmake bzImage modules headers >"$tree/.lab-build.log" 2>&1 ||
 	{ tail -30 "$tree/.lab-build.log" >&2; die "kernel build failed; full log: $tree/.lab-build.log"; }
 step compile
 printf '%s\n' "${times[@]}" >"$tree/.lab-times"
-touch "$tree/.lab-built"
+echo "$hash" >"$tree/.lab-built"
 link
 echo "kernel: built in $((SECONDS - start)) s"
 
-# Keep the tree just built and the one before it; older ones are regenerable and large.
-# shellcheck disable=SC2012 # names are ours: linux-<version>-<hash>
-mapfile -t old < <(ls -1dt "$cachedir"/linux-*/ 2>/dev/null | tail -n +3)
-for d in "${old[@]}"; do
-	echo "kernel: removing old tree $d"
-	rm -rf "$d"
+# Other trees in this folder (another Debian version, the lab's older one-tree-per-hash layout) are
+# regenerable and large.
+for d in "$cachedir"/linux-*/; do
+	[[ ${d%/} == "$tree" || ${d%/} == "$repo" ]] && continue
+	echo "kernel: removing old tree ${d%/}"
+	rm -rf "${d%/}"
 done

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=("linux-source-${KERNEL:-6.1}" qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
-      cpio xz-utils kmod e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
+      cpio xz-utils kmod git e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
       gnuplot-nox liburing-dev)
 
 missing=()

@@ -45,6 +45,9 @@ COW := $(if $(wildcard tests/cow_test.sh),$(GUEST)/lab/bin/cow $(GUEST)/lab/test
 # The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
 DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md)) $(GUEST)/lab/docs/capture
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
+# The tree's own modules (InfiniBand and rxe are modules, as distros build them), as modules_install
+# lays them out with depmod's index; vm/mkinitramfs.sh puts them into the initramfs.
+KMOD := $(BUILD)/kmod/.lab-installed
 # Programs whose source is gone must leave the guest too.
 STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW),$(shell find $(GUEST) -type f 2>/dev/null))
 
@@ -67,7 +70,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -158,14 +161,19 @@ $(GUEST)/lab/%: %
 
 # The module is built in a copy under $(BUILD), one per kernel tree: Kbuild's dependency files name
 # absolute paths into the tree it last built against, so a stale object would look up to date after
-# the tree changed. Kbuild decides what is stale; the .ko is copied only when it changed.
+# the tree changed (a new path, or the same path built for another series). Kbuild decides what is stale; the .ko is copied only when it changed.
 MODSRC := $(BUILD)/module/pindma
 $(GUEST)/lib/modules/lab/pindma.ko: FORCE
-	@tree=$$(readlink -f $(KTREE)); \
+	@tree=$$(readlink -f $(KTREE))@$$(cat $(STAMP)); \
 	if [ "$$(cat $(MODSRC)/.lab-ktree 2>/dev/null)" != "$$tree" ]; then \
 		rm -rf $(MODSRC) && mkdir -p $(MODSRC) && echo "$$tree" >$(MODSRC)/.lab-ktree; \
 	fi
 	@cd drivers/pindma && find . -name '*.[ch]' -o -name Kbuild | cpio -pdmu --quiet $(MODSRC)
 	@$(MAKE) --no-print-directory -C $(KTREE) M=$(MODSRC) modules
 	@cmp -s $(MODSRC)/pindma.ko $@ || install -D -m 644 $(MODSRC)/pindma.ko $@
+
+$(KMOD): $(STAMP)
+	rm -rf $(@D)
+	$(MAKE) -s -C $(KTREE) modules_install INSTALL_MOD_PATH=$(@D) INSTALL_MOD_STRIP=1
+	touch $@
 FORCE:

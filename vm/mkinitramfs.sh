@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the base initramfs: busybox, vm/init, and everything staged under $LAB_BUILD/guest (the lab's
-# module, test and demo binaries), plus the shared libraries of any dynamic program staged there.
+# Build the base initramfs: busybox, vm/init, everything staged under $LAB_BUILD/guest (the lab's
+# module, test and demo binaries), the kernel's modules ($LAB_BUILD/kmod), plus the shared libraries of any dynamic program staged there.
 # The archive is written by the kernel's own usr/gen_init_cpio from a spec, so no root is needed for
 # device nodes. Rebuilt only when the spec or a file it names changed.
 set -euo pipefail
@@ -60,6 +60,13 @@ while IFS= read -r -d '' f; do
 		addlibs "$f"
 	fi
 done < <(find "$stage" -type f -print0 | sort -z)
+# The kernel tree's modules, as modules_install laid them out (vm/guest.mk).
+kmod=$LAB_BUILD/kmod
+if [[ -d $kmod/lib/modules ]]; then
+	while IFS= read -r -d '' f; do
+		addfile "/${f#"$kmod"/}" "$f" 644
+	done < <(find "$kmod/lib/modules" -type f -print0 | sort -z)
+fi
 # Extra host files that the guest needs at their host paths (e.g. rdma-core's provider drivers).
 if [[ -f $stage.extra ]]; then
 	while read -r f; do

@@ -73,6 +73,17 @@ int lab_page_states(const char *map, unsigned long first, unsigned long n, int *
 int lab_become_nobody(unsigned long memlock_pages);
 /* Run fn(arg) in a child; return its wait status. */
 int lab_in_child(int (*fn)(void *), void *arg);
+/*
+ * Pages of [buf, buf + len) (private anonymous, every page present) held by a reference other
+ * than their one mapping, e.g. a GUP pin or a leaked get_page(), told by the kernel's own
+ * copy-on-write: after a fork whose child exits at once, a write fault reuses a page only when
+ * nothing else references it (6.1 and 6.12 decide by refcount) and copies it otherwise, so a
+ * page whose PFN changes on a write was referenced. Exact, independent of whoever holds the
+ * reference; the pages referenced move to fresh copies (their content is kept). FOLL_PIN pins
+ * are not seen (fork copies a maybe-pinned page for the child since 5.9): lab_foll_pins()
+ * counts those. Runs vm.compact_memory first (see process.c). -1 on error.
+ */
+int lab_referenced_pages(char *buf, size_t len);
 
 /* block.c: the guest disk and writeback */
 

@@ -33,13 +33,20 @@ echo 16 >/proc/sys/vm/nr_hugepages
 # Runs cow.c with the switch at $1; writes "verdict<TAB>case" per result, cow.c's output in $tmp/out.$1.
 # A case is the "[RUN]" line before its result; verdicts: pass, fail, skip, xfail.
 run_cow() {
+	# Each run on empty swap: within one suite run, swap was seen 47 MiB full after two runs
+	# (not in a run of cow.c alone), and a swapped-out case skips when its pages cannot go out.
+	swapoff "$swapfile" && swapon "$swapfile"
 	[ "$has_switch" = 0 ] || echo "$1" >"$switch"
 	rc=0
 	"$cow" >"$tmp/out.$1" 2>&1 || rc=$?
 	[ "$has_switch" = 0 ] || echo 0 >"$switch"
-	awk '
+	awk -v why_file="$tmp/why.$1" '
 		/^# \[RUN\] / { sub(/^# \[RUN\] /, ""); name = $0; next }
-		/^ok [0-9]+ .*# SKIP/ { print "skip\t" name; next }
+		/^ok [0-9]+ .*# SKIP/ {
+			print "skip\t" name
+			why = $0; sub(/.*# SKIP */, "", why); print name "\t" why >why_file
+			next
+		}
 		/^ok [0-9]+ .*# XFAIL/ { print "xfail\t" name; next }
 		/^ok [0-9]+/ { print "pass\t" name; next }
 		/^not ok [0-9]+/ { print "fail\t" name; next }
@@ -48,13 +55,23 @@ run_cow() {
 	echo "${planned:-0} $rc" >"$tmp/plan.$1"
 }
 
+note=""
 run_cow 0
 if [ "$has_switch" = 1 ]; then
 	run_cow 1
+	# A case that passed without the switch and skipped with it was not judged, and cow.c skips
+	# when MADV_PAGEOUT did not swap its pages out (it happened once for a whole series of
+	# swapped-out cases in one suite run): the switch-on run is played once more, and what it
+	# then leaves unjudged fails below.
+	if paste "$tmp/v.0" "$tmp/v.1" | awk -F '\t' '$1 == "pass" && $3 == "skip" { f = 1 } END { exit !f }'; then
+		note="# switch on: cases skipped that passed without it ($(awk 'NR > 1 { print $4 " kB swap used" }' /proc/swaps | head -1)); ran it again"
+		run_cow 1
+	fi
 fi
 cases=$(wc -l <"$tmp/v.0")
 echo "TAP version 13"
 echo "1..$((cases + 1))"
+[ -z "$note" ] || echo "$note"
 
 # Part 1: each case against the known list.
 n=0
@@ -98,7 +115,8 @@ while IFS="$(printf '\t')" read -r v0 name v1 _; do
 			bad=1
 		fi
 	elif [ "$v0" != "$v1" ]; then
-		echo "# switch on, changed $v0 -> $v1: $name"
+		why=$(awk -F '\t' -v c="$name" '$1 == c { print "; cow.c: " $2; exit }' "$tmp/why.1" 2>/dev/null)
+		echo "# switch on, changed $v0 -> $v1: $name$why"
 		bad=1
 	fi
 done <"$tmp/both"

@@ -7,6 +7,10 @@
  * verdict comes from what the HCA and the parent saw.
  *
  * Rows: vm.fork_share_pinned off; on; on with ibv_fork_init(); on with RDMAV_FORK_SAFE=1.
+ * Then what rdma-core's fork support costs, with the switch on and off (it acts either way,
+ * though ibv_is_fork_initialized() says UNNEEDED while the kernel copies): a 2 KiB MR marks
+ * its whole page MADV_DONTFORK, so a child touching another variable in that page gets
+ * SIGSEGV; ibv_fork_init() after a registration is EINVAL.
  * Each row runs in a fresh process (fork support is process-wide in rdma-core).
  *
  *   verbs_demo [--only NAME]...     all rows (or the named ones); exit 0 when all matched
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,13 +46,21 @@ struct row {
 	int knob;		/* vm.fork_share_pinned during the row */
 	int fork_init;		/* call ibv_fork_init() */
 	int fork_safe_env;	/* run with RDMAV_FORK_SAFE=1 */
+	int (*cost)(const struct row *r);	/* a fork-support cost row, not an HCA row */
 };
 
+static int subpage_mr(const struct row *r);
+static int fork_init_after_reg(const struct row *r);
+
 static const struct row rows[] = {
-	{ "switch-off", 0, 0, 0 },
-	{ "switch-on", 1, 0, 0 },
-	{ "switch-on-ibv_fork_init", 1, 1, 0 },
-	{ "switch-on-RDMAV_FORK_SAFE", 1, 0, 1 },
+	{ "switch-off", 0, 0, 0, NULL },
+	{ "switch-on", 1, 0, 0, NULL },
+	{ "switch-on-ibv_fork_init", 1, 1, 0, NULL },
+	{ "switch-on-RDMAV_FORK_SAFE", 1, 0, 1, NULL },
+	{ "switch-on-subpage-mr", 1, 1, 0, subpage_mr },
+	{ "switch-off-subpage-mr", 0, 1, 0, subpage_mr },
+	{ "switch-on-fork_init-after-reg", 1, 0, 0, fork_init_after_reg },
+	{ "switch-off-fork_init-after-reg", 0, 0, 0, fork_init_after_reg },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -198,6 +211,82 @@ static const char *fork_status(enum ibv_fork_status s)
 	return s == IBV_FORK_ENABLED ? "ENABLED" : s == IBV_FORK_UNNEEDED ? "UNNEEDED" : "DISABLED";
 }
 
+/* A cost row's line: name, switch, fork support, is_fork_init(), MR, page dc, observed, expected. */
+static int cost_line(const struct row *r, unsigned int mr_len, const char *page, const char *observed)
+{
+	const char *expect = lab_expect(r->name);
+	bool ok = expect && !strcmp(observed, expect);
+
+	printf("%-30s %-6d %-15s %-15s %-6u %-8s %-8s %-8s %s\n", r->name, lab_read_int(KNOB),
+	       r->fork_init ? "ibv_fork_init" : "-", fork_status(ibv_is_fork_initialized()), mr_len,
+	       lab_has_vmflag(page, "dc") ? "yes" : "no", observed, expect ? expect : "none",
+	       ok ? "ok" : "MISMATCH");
+	fflush(stdout);
+	return ok ? 0 : 1;
+}
+
+/*
+ * A 2 KiB MR at the start of a page, a variable in the page's second half, a fork: the child
+ * reads the variable. rdma-core rounds the MR to whole pages for MADV_DONTFORK, so with fork
+ * support active the child has no such page.
+ */
+static int subpage_mr(const struct row *r)
+{
+	struct verbs v = { 0 };
+	struct ibv_mr *mr;
+	volatile char *var;
+	const char *observed;
+	char *page;
+	int status;
+	pid_t pid;
+
+	if (open_verbs(&v))
+		return die("verbs setup on rxe0");
+	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return die("mmap");
+	var = page + PAGE - 64;
+	*var = 42;
+	mr = ibv_reg_mr(v.pd, page, PAGE / 2, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		return die("ibv_reg_mr");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return die("fork");
+	if (!pid)
+		_exit(*var == 42 ? 0 : 1);
+	if (waitpid(pid, &status, 0) != pid)
+		return die("waitpid");
+	observed = WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV ? "SIGSEGV" :
+		   WIFEXITED(status) && !WEXITSTATUS(status) ? "read-ok" : "other";
+	status = cost_line(r, PAGE / 2, page, observed);
+	ibv_dereg_mr(mr);
+	return status;
+}
+
+/* ibv_fork_init() called once a buffer is registered: what it returns. */
+static int fork_init_after_reg(const struct row *r)
+{
+	struct verbs v = { 0 };
+	struct ibv_mr *mr;
+	char *page;
+	int ret;
+
+	if (open_verbs(&v))
+		return die("verbs setup on rxe0");
+	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return die("mmap");
+	mr = ibv_reg_mr(v.pd, page, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		return die("ibv_reg_mr");
+	ret = ibv_fork_init();
+	ret = cost_line(r, PAGE, page, !ret ? "0" : ret == EINVAL ? "EINVAL" : strerror(ret));
+	ibv_dereg_mr(mr);
+	return ret;
+}
+
 /* One row, in this process; prints one line and returns 0 (matched), 1 (not) or 2 (error). */
 static int run_row(const struct row *r)
 {
@@ -212,6 +301,8 @@ static int run_row(const struct row *r)
 
 	if (r->fork_init && ibv_fork_init())
 		return die("ibv_fork_init");
+	if (r->cost)
+		return r->cost(r);
 	if (open_verbs(&v) || loopback_qp(&v))
 		return die("verbs setup on rxe0");
 	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -345,6 +436,10 @@ int main(int argc, char **argv)
 	printf("%-26s %-6s %-15s %-15s %-10s %-10s %-8s %s\n", "row", "switch", "fork support",
 	       "is_fork_init()", "hca->par", "par->hca", "observed", "expected");
 	for (unsigned int i = 0; i < n; i++) {
+		if (only[i]->cost && (!i || !only[i - 1]->cost))
+			printf("%-30s %-6s %-15s %-15s %-6s %-8s %-8s %s\n", "what fork support costs",
+			       "switch", "fork support", "is_fork_init()", "MR", "page dc", "observed",
+			       "expected");
 		rc = spawn_row("/proc/self/exe", only[i]);
 		if ((unsigned int)rc > worst)
 			worst = rc;

@@ -33,6 +33,14 @@ FIXTURE_VARIANT_ADD(row, switch_on_ibv_fork_init) {
 	"switch-on-ibv_fork_init", "ENABLED", "copy-on-fork off" };
 FIXTURE_VARIANT_ADD(row, switch_on_rdmav_fork_safe) {
 	"switch-on-RDMAV_FORK_SAFE", "ENABLED", "copy-on-fork off" };
+FIXTURE_VARIANT_ADD(row, switch_on_subpage_mr) {
+	"switch-on-subpage-mr", "ENABLED", "copy-on-fork off" };
+FIXTURE_VARIANT_ADD(row, switch_off_subpage_mr) {
+	"switch-off-subpage-mr", "UNNEEDED", "copy-on-fork on" };
+FIXTURE_VARIANT_ADD(row, switch_on_fork_init_after_reg) {
+	"switch-on-fork_init-after-reg", "DISABLED", "copy-on-fork off" };
+FIXTURE_VARIANT_ADD(row, switch_off_fork_init_after_reg) {
+	"switch-off-fork_init-after-reg", "UNNEEDED", "copy-on-fork on" };
 
 FIXTURE_SETUP(row)
 {
@@ -53,7 +61,10 @@ FIXTURE_TEARDOWN(row)
 {
 }
 
-/* The row line: name, switch, fork support, is_fork_init, hca->par, par->hca, observed, ... */
+/*
+ * The row line: name, switch, fork support, is_fork_init, then two observations (hca->par and
+ * par->hca, or a cost row's MR length and whether its page is dc), observed, ...
+ */
 TEST_F(row, observed_verdict_is_expected)
 {
 	char *line = strstr(self->out, variant->name);

@@ -10,7 +10,9 @@
  * Then what rdma-core's fork support costs, with the switch on and off (it acts either way,
  * though ibv_is_fork_initialized() says UNNEEDED while the kernel copies): a 2 KiB MR marks
  * its whole page MADV_DONTFORK, so a child touching another variable in that page gets
- * SIGSEGV; ibv_fork_init() after a registration is EINVAL.
+ * SIGSEGV; ibv_fork_init() after a registration is EINVAL; a buffer freed before its MR is
+ * deregistered stays MADV_DONTFORK, so what the heap puts there next is missing in a child;
+ * every MR splits its mapping, until vm.max_map_count makes registration fail.
  * Each row runs in a fresh process (fork support is process-wide in rdma-core).
  *
  *   verbs_demo [--only NAME]...     all rows (or the named ones); exit 0 when all matched
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +54,8 @@ struct row {
 
 static int subpage_mr(const struct row *r);
 static int fork_init_after_reg(const struct row *r);
+static int free_before_dereg(const struct row *r);
+static int mr_splits_vmas(const struct row *r);
 
 static const struct row rows[] = {
 	{ "switch-off", 0, 0, 0, NULL },
@@ -61,6 +66,9 @@ static const struct row rows[] = {
 	{ "switch-off-subpage-mr", 0, 1, 0, subpage_mr },
 	{ "switch-on-fork_init-after-reg", 1, 0, 0, fork_init_after_reg },
 	{ "switch-off-fork_init-after-reg", 0, 0, 0, fork_init_after_reg },
+	{ "switch-off-free-before-dereg", 0, 1, 0, free_before_dereg },
+	{ "switch-off-mr-splits-vmas", 0, 1, 0, mr_splits_vmas },
+	{ "switch-off-mr-splits-vmas-no-init", 0, 0, 0, mr_splits_vmas },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -211,18 +219,36 @@ static const char *fork_status(enum ibv_fork_status s)
 	return s == IBV_FORK_ENABLED ? "ENABLED" : s == IBV_FORK_UNNEEDED ? "UNNEEDED" : "DISABLED";
 }
 
-/* A cost row's line: name, switch, fork support, is_fork_init(), MR, page dc, observed, expected. */
-static int cost_line(const struct row *r, unsigned int mr_len, const char *page, const char *observed)
+/* A cost row's line: name, switch, fork support, is_fork_init(), a detail, page dc, observed, expected. */
+static int cost_line(const struct row *r, const char *detail, const void *page, const char *observed)
 {
 	const char *expect = lab_expect(r->name);
 	bool ok = expect && !strcmp(observed, expect);
 
-	printf("%-30s %-6d %-15s %-15s %-6u %-8s %-8s %-8s %s\n", r->name, lab_read_int(KNOB),
-	       r->fork_init ? "ibv_fork_init" : "-", fork_status(ibv_is_fork_initialized()), mr_len,
-	       lab_has_vmflag(page, "dc") ? "yes" : "no", observed, expect ? expect : "none",
-	       ok ? "ok" : "MISMATCH");
+	printf("%-30s %-6d %-15s %-15s %-6s %-8s %-8s %-8s %s\n", r->name, lab_read_int(KNOB),
+	       r->fork_init ? "ibv_fork_init" : "-", fork_status(ibv_is_fork_initialized()), detail,
+	       page && lab_has_vmflag(page, "dc") ? "yes" : "no", observed,
+	       expect ? expect : "none", ok ? "ok" : "MISMATCH");
 	fflush(stdout);
 	return ok ? 0 : 1;
+}
+
+/* Fork; the child reads *var. SIGSEGV when the child has no such page. */
+static const char *child_reads(volatile char *var, char want)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return "fork-failed";
+	if (!pid)
+		_exit(*var == want ? 0 : 1);
+	if (waitpid(pid, &status, 0) != pid)
+		return "wait-failed";
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV ? "SIGSEGV" :
+	       WIFEXITED(status) && !WEXITSTATUS(status) ? "read-ok" : "other";
 }
 
 /*
@@ -235,10 +261,8 @@ static int subpage_mr(const struct row *r)
 	struct verbs v = { 0 };
 	struct ibv_mr *mr;
 	volatile char *var;
-	const char *observed;
 	char *page;
-	int status;
-	pid_t pid;
+	int ret;
 
 	if (open_verbs(&v))
 		return die("verbs setup on rxe0");
@@ -250,19 +274,91 @@ static int subpage_mr(const struct row *r)
 	mr = ibv_reg_mr(v.pd, page, PAGE / 2, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
 		return die("ibv_reg_mr");
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return die("fork");
-	if (!pid)
-		_exit(*var == 42 ? 0 : 1);
-	if (waitpid(pid, &status, 0) != pid)
-		return die("waitpid");
-	observed = WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV ? "SIGSEGV" :
-		   WIFEXITED(status) && !WEXITSTATUS(status) ? "read-ok" : "other";
-	status = cost_line(r, PAGE / 2, page, observed);
+	ret = cost_line(r, "2048", page, child_reads(var, 42));
 	ibv_dereg_mr(mr);
-	return status;
+	return ret;
+}
+
+/*
+ * A page-aligned heap buffer registered, then freed before ibv_dereg_mr(): the heap reuses
+ * it for new data, which a child then lacks, since the page is still MADV_DONTFORK.
+ */
+static int free_before_dereg(const struct row *r)
+{
+	struct verbs v = { 0 };
+	struct ibv_mr *mr;
+	char *buf, *again, *page;
+	int ret;
+
+	if (open_verbs(&v))
+		return die("verbs setup on rxe0");
+	/* 64 KiB: under malloc's mmap threshold, so from the heap, and handed out again. */
+	buf = malloc(16 * PAGE);
+	if (!buf)
+		return die("malloc");
+	page = (char *)(((uintptr_t)buf + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+	memset(buf, 1, 16 * PAGE);
+	mr = ibv_reg_mr(v.pd, page, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		return die("ibv_reg_mr");
+	free(buf);
+	again = malloc(16 * PAGE);
+	if (again != buf) {
+		errno = 0;
+		return die("the heap did not hand the freed buffer out again");
+	}
+	memset(again, 7, 16 * PAGE);
+	ret = cost_line(r, "4096", page, child_reads(page, 7));
+	ibv_dereg_mr(mr);
+	free(again);
+	return ret;
+}
+
+#define MAP_COUNT "/proc/sys/vm/max_map_count"
+#define SPLIT_PAGES 512
+
+/*
+ * One-page MRs on every other page of one mapping, with vm.max_map_count 64 above what the
+ * process maps: with fork support each MR splits the mapping (two more VMAs), until
+ * madvise(MADV_DONTFORK), and so ibv_reg_mr(), fails. Observed: the errno, or all-ok.
+ */
+static int mr_splits_vmas(const struct row *r)
+{
+	struct ibv_mr *mrs[SPLIT_PAGES / 2] = { 0 };
+	int n = 0, before = lab_read_int(MAP_COUNT), err = 0, ret;
+	struct verbs v = { 0 };
+	char limit[32], detail[16];
+	const char *observed;
+	char *map;
+
+	if (open_verbs(&v))
+		return die("verbs setup on rxe0");
+	map = mmap(NULL, SPLIT_PAGES * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || before < 0)
+		return die("mmap or " MAP_COUNT);
+	memset(map, 0, SPLIT_PAGES * PAGE);
+	snprintf(limit, sizeof(limit), "%d", lab_maps_count(NULL, ~(size_t)0) + 64);
+	if (lab_write_str(MAP_COUNT, limit))
+		return die(MAP_COUNT);
+	for (; n < SPLIT_PAGES / 2; n++) {
+		mrs[n] = ibv_reg_mr(v.pd, map + 2 * n * PAGE, PAGE, IBV_ACCESS_LOCAL_WRITE);
+		if (!mrs[n]) {
+			err = errno;
+			break;
+		}
+	}
+	snprintf(limit, sizeof(limit), "%d", before);
+	if (lab_write_str(MAP_COUNT, limit))
+		return die(MAP_COUNT);
+	observed = !err ? "all-ok" : err == EAGAIN ? "EAGAIN" : err == ENOMEM ? "ENOMEM" :
+		   strerror(err);
+	snprintf(detail, sizeof(detail), "n=%d", n);
+	ret = cost_line(r, detail, map, observed);
+	while (n--)
+		ibv_dereg_mr(mrs[n]);
+	munmap(map, SPLIT_PAGES * PAGE);
+	return ret;
 }
 
 /* ibv_fork_init() called once a buffer is registered: what it returns. */
@@ -282,7 +378,7 @@ static int fork_init_after_reg(const struct row *r)
 	if (!mr)
 		return die("ibv_reg_mr");
 	ret = ibv_fork_init();
-	ret = cost_line(r, PAGE, page, !ret ? "0" : ret == EINVAL ? "EINVAL" : strerror(ret));
+	ret = cost_line(r, "4096", page, !ret ? "0" : ret == EINVAL ? "EINVAL" : strerror(ret));
 	ibv_dereg_mr(mr);
 	return ret;
 }
@@ -438,8 +534,8 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < n; i++) {
 		if (only[i]->cost && (!i || !only[i - 1]->cost))
 			printf("%-30s %-6s %-15s %-15s %-6s %-8s %-8s %s\n", "what fork support costs",
-			       "switch", "fork support", "is_fork_init()", "MR", "page dc", "observed",
-			       "expected");
+			       "switch", "fork support", "is_fork_init()", "detail", "page dc",
+			       "observed", "expected");
 		rc = spawn_row("/proc/self/exe", only[i]);
 		if ((unsigned int)rc > worst)
 			worst = rc;

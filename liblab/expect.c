@@ -49,6 +49,14 @@ static const struct expectation v6_1[] = {
 	{ "switch-off-subpage-mr", "SIGSEGV" },
 	{ "switch-on-fork_init-after-reg", "EINVAL" },
 	{ "switch-off-fork_init-after-reg", "EINVAL" },
+	/* The freed page is still MADV_DONTFORK until ibv_dereg_mr(). */
+	{ "switch-off-free-before-dereg", "SIGSEGV" },
+	/*
+	 * Each MR's MADV_DONTFORK splits the mapping until vm.max_map_count; mm/madvise.c turns
+	 * the split's ENOMEM into EAGAIN. Without fork support nothing is split.
+	 */
+	{ "switch-off-mr-splits-vmas", "EAGAIN" },
+	{ "switch-off-mr-splits-vmas-no-init", "all-ok" },
 
 	/* fadvise_demo (demo/fadvise_demo.c): what the call leaves of 8 MiB of dirty pages */
 	{ "fadvise-async-write", "IN FLIGHT" },

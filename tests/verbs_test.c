@@ -41,6 +41,12 @@ FIXTURE_VARIANT_ADD(row, switch_on_fork_init_after_reg) {
 	"switch-on-fork_init-after-reg", "DISABLED", "copy-on-fork off" };
 FIXTURE_VARIANT_ADD(row, switch_off_fork_init_after_reg) {
 	"switch-off-fork_init-after-reg", "UNNEEDED", "copy-on-fork on" };
+FIXTURE_VARIANT_ADD(row, switch_off_free_before_dereg) {
+	"switch-off-free-before-dereg", "UNNEEDED", "copy-on-fork on" };
+FIXTURE_VARIANT_ADD(row, switch_off_mr_splits_vmas) {
+	"switch-off-mr-splits-vmas", "UNNEEDED", "copy-on-fork on" };
+FIXTURE_VARIANT_ADD(row, switch_off_mr_splits_vmas_no_init) {
+	"switch-off-mr-splits-vmas-no-init", "UNNEEDED", "copy-on-fork on" };
 
 FIXTURE_SETUP(row)
 {

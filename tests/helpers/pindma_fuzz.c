@@ -74,7 +74,12 @@ struct thread {
 	struct proc *p;
 	unsigned int seed;
 	int id;
+	char *own;	/* OWN_PAGES of its own, MADV_DONTFORK: what the driver sees is checkable */
 };
+
+#define OWN_PAGES 4
+/* x86-64's TASK_SIZE with 4-level page tables: the end of user space. */
+#define USER_END ((1ULL << 47) - 4096)
 
 /* errno sets each call may answer with, as bit masks over a small table. */
 static const int errnos[] = {
@@ -90,9 +95,10 @@ static unsigned int bit(int e)
 	return 0;
 }
 
-#define OK_PIN (bit(0) | bit(EINVAL) | bit(EOVERFLOW) | bit(E2BIG) | bit(EFAULT) | \
-		bit(EACCES) | bit(EOPNOTSUPP) | bit(ENOMEM) | bit(EINTR) | bit(EBUSY) | \
-		bit(EAGAIN) | bit(EBADF))
+/* A PIN whose input is valid: the answer depends on the memory and the limits. */
+#define OK_PIN_VALID (bit(0) | bit(EFAULT) | bit(EACCES) | bit(EOPNOTSUPP) | bit(ENOMEM) | \
+		      bit(EINTR) | bit(EBUSY) | bit(EAGAIN))
+#define OK_PIN (OK_PIN_VALID | bit(EINVAL) | bit(EOVERFLOW) | bit(E2BIG) | bit(EBADF))
 #define OK_HANDLE (bit(0) | bit(ENOENT) | bit(EPERM) | bit(EFAULT) | bit(EBADF))
 #define OK_DMA (OK_HANDLE | bit(EINVAL) | bit(ERANGE) | bit(EACCES) | bit(ENODEV) | \
 		bit(ENOMEM) | bit(EINTR))
@@ -111,6 +117,35 @@ static void check(struct thread *t, const char *what, int ret, unsigned int allo
 			t->p->seed, t->p->id, t->id, what, strerror(-ret));
 		atomic_store(&t->p->failed, 1);
 	}
+}
+
+/*
+ * The one answer the ABI gives a PIN with an invalid input, in the driver's order of checks
+ * (flags, mode, length and alignment, overflow, size); 0 when the input is valid. A zero
+ * length that pins, or a range past user space refused with EFAULT, is a finding.
+ */
+static int pin_input_errno(uint64_t addr, uint64_t len, uint32_t mode, uint32_t flags)
+{
+	uint64_t end;
+
+	if (flags & ~(uint32_t)PINDMA_PIN_FLAGS)
+		return EINVAL;
+	if (mode != PINDMA_MODE_GUP && mode != PINDMA_MODE_PIN_LONGTERM)
+		return EINVAL;
+	if (!len || addr % LAB_PAGE)
+		return EINVAL;
+	if (__builtin_add_overflow(addr, len, &end) || end > USER_END)
+		return EOVERFLOW;
+	if ((end + LAB_PAGE - 1) / LAB_PAGE - addr / LAB_PAGE > PINDMA_MAX_PAGES)
+		return E2BIG;
+	return 0;
+}
+
+static void finding(struct thread *t, const char *what)
+{
+	fprintf(stderr, "pindma_fuzz: seed %lu proc %d thread %d: %s\n", t->p->seed, t->p->id,
+		t->id, what);
+	atomic_store(&t->p->failed, 1);
 }
 
 static void map_region(struct proc *p, int i, enum region_kind kind, unsigned int *seed)
@@ -216,13 +251,14 @@ static void op_pin(struct thread *t)
 	uint32_t mode = modes[rand_r(&t->seed) % 16 ? rand_r(&t->seed) % 2 : 2 + rand_r(&t->seed) % 2];
 	uint32_t flags = rand_r(&t->seed) % 2 ? PINDMA_PIN_WRITE : 0, h = 0, old;
 	uint64_t addr, len;
-	int ret;
+	int ret, want;
 
 	if (rand_r(&t->seed) % 30 == 0)
 		flags |= 1U << (1 + rand_r(&t->seed) % 31);
 	pick_range(t, &addr, &len);
 	ret = pindma_pin(t->p->fd, (void *)(uintptr_t)addr, len, mode, flags, &h);
-	check(t, "PIN", ret, OK_PIN);
+	want = pin_input_errno(addr, len, mode, flags);
+	check(t, want ? "PIN (invalid input)" : "PIN", ret, want ? bit(want) : OK_PIN_VALID);
 	if (!ret) {
 		COUNT(T_PIN_OK);
 		old = atomic_exchange(&t->p->handles[rand_r(&t->seed) % NHANDLES], h);
@@ -268,6 +304,49 @@ static void op_dma(struct thread *t, bool write)
 	check(t, write ? "DMA_WRITE" : "DMA_READ", ret, OK_DMA);
 	if (!ret)
 		COUNT(engine == PINDMA_ENGINE_EDU ? T_EDU_OK : T_DMA_OK);
+}
+
+/*
+ * Pin the thread's own pages (never shared with a child: MADV_DONTFORK) and check what the
+ * driver does against memory itself: a DMA write must land in the process's memory, a DMA
+ * read must return what the process wrote, QUERY must give pagemap's PFN for each page.
+ */
+static void op_check(struct thread *t)
+{
+	uint32_t mode = rand_r(&t->seed) % 2 ? PINDMA_MODE_GUP : PINDMA_MODE_PIN_LONGTERM;
+	uint32_t h = 0, engine = PINDMA_ENGINE_CPU;
+	size_t len = 1 + rand_r(&t->seed) % 64;
+	size_t off = rand_r(&t->seed) % (OWN_PAGES * LAB_PAGE - len);
+	char pat[64], got[64];
+	uint64_t pfn;
+	int ret;
+
+	ret = pindma_pin(t->p->fd, t->own, OWN_PAGES * LAB_PAGE, mode, PINDMA_PIN_WRITE, &h);
+	check(t, "PIN (own pages)", ret, OK_PIN_VALID);
+	if (ret)
+		return;
+	for (size_t i = 0; i < len; i++)
+		pat[i] = rand_r(&t->seed);
+	ret = pindma_dma(t->p->fd, PINDMA_IOC_DMA_WRITE, h, off, pat, len, &engine);
+	check(t, "DMA_WRITE (own pages)", ret, bit(0) | bit(ENOMEM) | bit(EINTR));
+	if (!ret && memcmp(t->own + off, pat, len))
+		finding(t, "a DMA write did not reach the process's memory");
+	for (size_t i = 0; i < len; i++)
+		t->own[off + i] = pat[i] ^ 0x55;
+	ret = pindma_dma(t->p->fd, PINDMA_IOC_DMA_READ, h, off, got, len, &engine);
+	check(t, "DMA_READ (own pages)", ret, bit(0) | bit(ENOMEM) | bit(EINTR));
+	for (size_t i = 0; !ret && i < len; i++)
+		if (got[i] != (char)(pat[i] ^ 0x55)) {
+			finding(t, "a DMA read did not return what the process wrote");
+			break;
+		}
+	for (uint32_t i = 0; i < OWN_PAGES; i++) {
+		ret = pindma_query(t->p->fd, h, i, &pfn);
+		check(t, "QUERY (own pages)", ret, bit(0));
+		if (!ret && pfn != lab_pfn(t->own + i * LAB_PAGE))
+			finding(t, "QUERY's PFN is not pagemap's");
+	}
+	check(t, "UNPIN (own pages)", pindma_unpin(t->p->fd, h), bit(0));
 }
 
 /* Calls that change the mappings the threads touch; taken under the write lock. */
@@ -331,13 +410,20 @@ static void op_fork(struct thread *t)
 {
 	int kill_it = rand_r(&t->seed) % 4 == 0, status;
 	unsigned int s = t->seed;
+	uint32_t mine = 0;
 	pid_t pid;
 
+	/* A handle known live across the fork: the child must get exactly EPERM with it. */
+	check(t, "PIN (before fork)", pindma_pin(t->p->fd, t->own, LAB_PAGE, PINDMA_MODE_GUP, 0,
+						 &mine), OK_PIN_VALID);
 	pthread_rwlock_rdlock(&t->p->mm_lock);
 	pid = fork();
 	pthread_rwlock_unlock(&t->p->mm_lock);
-	if (pid < 0)
+	if (pid < 0) {
+		if (mine)
+			check(t, "UNPIN (fork failed)", pindma_unpin(t->p->fd, mine), bit(0));
 		return;
+	}
 	COUNT(T_FORK);
 	if (!pid) {
 		struct thread c = { .p = t->p, .seed = s, .id = -1 };
@@ -346,6 +432,9 @@ static void op_fork(struct thread *t)
 
 		if (h && !pindma_dma(c.p->fd, PINDMA_IOC_DMA_READ, h, 0, b, 1, &e))
 			_exit(3);
+		if (mine && (pindma_dma(c.p->fd, PINDMA_IOC_DMA_READ, mine, 0, b, 1, &e) != -EPERM ||
+			     pindma_unpin(c.p->fd, mine) != -EPERM))
+			_exit(5);
 		c.p->fd = pindma_open();
 		memset((void *)c.p->handles, 0, sizeof(c.p->handles));
 		for (int i = 0; i < 4; i++)
@@ -365,6 +454,8 @@ static void op_fork(struct thread *t)
 		COUNT(T_KILL);
 	}
 	waitpid(pid, &status, 0);
+	if (mine)
+		check(t, "UNPIN (after fork)", pindma_unpin(t->p->fd, mine), bit(0));
 	if (WIFEXITED(status) && WEXITSTATUS(status)) {
 		fprintf(stderr, "pindma_fuzz: seed %lu proc %d: forked child failed (%d)\n",
 			t->p->seed, t->p->id, WEXITSTATUS(status));
@@ -393,6 +484,14 @@ static void *thread_main(void *arg)
 {
 	struct thread *t = arg;
 	long n = t->p->ops;
+
+	t->own = mmap(NULL, OWN_PAGES * LAB_PAGE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->own == MAP_FAILED || madvise(t->own, OWN_PAGES * LAB_PAGE, MADV_DONTFORK)) {
+		finding(t, "mapping the thread's own pages");
+		return NULL;
+	}
+	memset(t->own, t->id, OWN_PAGES * LAB_PAGE);
 
 	for (long i = 0; i < n && !atomic_load(&t->p->failed); i++) {
 		uint32_t h;
@@ -429,8 +528,11 @@ static void *thread_main(void *arg)
 		case 87 ... 88:
 			op_fork(t);
 			break;
-		case 89 ... 97:
+		case 89 ... 94:
 			op_junk(t);
+			break;
+		case 95 ... 97:
+			op_check(t);
 			break;
 		default: {
 			struct pindma_info info;

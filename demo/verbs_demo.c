@@ -233,6 +233,23 @@ static int cost_line(const struct row *r, const char *detail, const void *page, 
 	return ok ? 0 : 1;
 }
 
+/* A cost row's start: rxe0 opened (PD and CQ) and one fresh page; NULL on error (said why). */
+static char *verbs_and_page(struct verbs *v)
+{
+	char *page;
+
+	if (open_verbs(v)) {
+		die("verbs setup on rxe0");
+		return NULL;
+	}
+	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		die("mmap");
+		return NULL;
+	}
+	return page;
+}
+
 /* Fork; the child reads *var. SIGSEGV when the child has no such page. */
 static const char *child_reads(volatile char *var, char want)
 {
@@ -264,11 +281,9 @@ static int subpage_mr(const struct row *r)
 	char *page;
 	int ret;
 
-	if (open_verbs(&v))
-		return die("verbs setup on rxe0");
-	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		return die("mmap");
+	page = verbs_and_page(&v);
+	if (!page)
+		return 2;
 	var = page + PAGE - 64;
 	*var = 42;
 	mr = ibv_reg_mr(v.pd, page, PAGE / 2, IBV_ACCESS_LOCAL_WRITE);
@@ -369,11 +384,9 @@ static int fork_init_after_reg(const struct row *r)
 	char *page;
 	int ret;
 
-	if (open_verbs(&v))
-		return die("verbs setup on rxe0");
-	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		return die("mmap");
+	page = verbs_and_page(&v);
+	if (!page)
+		return 2;
 	mr = ibv_reg_mr(v.pd, page, PAGE, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
 		return die("ibv_reg_mr");

@@ -225,7 +225,7 @@ static int cost_line(const struct row *r, const char *detail, const void *page, 
 	const char *expect = lab_expect(r->name);
 	bool ok = expect && !strcmp(observed, expect);
 
-	printf("%-30s %-6d %-15s %-15s %-6s %-8s %-8s %-8s %s\n", r->name, lab_read_int(KNOB),
+	printf("%-33s %-6d %-15s %-15s %-6s %-8s %-8s %-8s %s\n", r->name, lab_read_int(KNOB),
 	       r->fork_init ? "ibv_fork_init" : "-", fork_status(ibv_is_fork_initialized()), detail,
 	       page && lab_has_vmflag(page, "dc") ? "yes" : "no", observed,
 	       expect ? expect : "none", ok ? "ok" : "MISMATCH");
@@ -476,6 +476,26 @@ static int run_row(const struct row *r)
 	return ok ? 0 : 1;
 }
 
+/* What `rdma system show` says after a row, printed when it differs from the row before. */
+static void report_rdma_system(void)
+{
+	static char last[256];
+	char now[256] = "(failed)";
+	FILE *p = popen("rdma system show 2>&1", "r");
+
+	if (p) {
+		if (!fgets(now, sizeof(now), p))
+			snprintf(now, sizeof(now), "(no output)");
+		if (pclose(p))
+			snprintf(now, sizeof(now), "(failed)");
+	}
+	now[strcspn(now, "\n")] = 0;
+	if (strcmp(now, last))
+		printf("  rdma system show: %s\n", now);
+	snprintf(last, sizeof(last), "%s", now);
+	fflush(stdout);
+}
+
 /* Run a row in a fresh process with the switch and environment it asks for. */
 static int spawn_row(const char *self, const struct row *r)
 {
@@ -502,10 +522,7 @@ static int spawn_row(const char *self, const struct row *r)
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		status = 2 << 8;
-	printf("  rdma system show: ");
-	fflush(stdout);
-	if (system("rdma system show | tr '\\n' ' ' | sed 's/ *$//'; echo"))
-		printf("(failed)\n");
+	report_rdma_system();
 	if (!lacks)
 		lab_write_str(KNOB, before ? "1" : "0");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
@@ -546,7 +563,7 @@ int main(int argc, char **argv)
 	       "is_fork_init()", "hca->par", "par->hca", "observed", "expected");
 	for (unsigned int i = 0; i < n; i++) {
 		if (only[i]->cost && (!i || !only[i - 1]->cost))
-			printf("%-30s %-6s %-15s %-15s %-6s %-8s %-8s %s\n", "what fork support costs",
+			printf("%-33s %-6s %-15s %-15s %-6s %-8s %-8s %s\n", "what fork support costs",
 			       "switch", "fork support", "is_fork_init()", "detail", "page dc",
 			       "observed", "expected");
 		rc = spawn_row("/proc/self/exe", only[i]);

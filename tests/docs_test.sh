@@ -15,7 +15,13 @@ mkdir -p "$tmp"
 release=$(uname -r)
 series=$(echo "$release" | cut -d. -f1,2)
 
-mask() { sed -E -e 's/[0-9a-f]*[0-9][0-9a-f]*/N/g' -e 's/[[:space:]]+/ /g' -e 's/ $//' "$1"; }
+# A PFN may be all hex letters (ceea): a token of three or more of them counts as a number too (run
+# twice, since neighbouring tokens share the blank between them).
+hexword='s/(^|[[:space:]>])[a-f]{3,}([[:space:]]|$|-)/\1N\2/g'
+mask() {
+	sed -E -e "$hexword" -e "$hexword" -e 's/[0-9a-f]*[0-9][0-9a-f]*/N/g' -e 's/[[:space:]]+/ /g' \
+		-e 's/ $//' "$1"
+}
 
 # name, kernel and the block itself, one file per marker
 # shellcheck disable=SC2086 # a list of paths without blanks

@@ -49,6 +49,7 @@ struct row {
 	int knob;		/* vm.fork_share_pinned during the row */
 	int fork_init;		/* call ibv_fork_init() */
 	int fork_safe_env;	/* run with RDMAV_FORK_SAFE=1 */
+	int hugepages_safe_env;	/* run with RDMAV_HUGEPAGES_SAFE=1 */
 	int (*cost)(const struct row *r);	/* a fork-support cost row, not an HCA row */
 };
 
@@ -56,19 +57,22 @@ static int subpage_mr(const struct row *r);
 static int fork_init_after_reg(const struct row *r);
 static int free_before_dereg(const struct row *r);
 static int mr_splits_vmas(const struct row *r);
+static int hugetlb_mr(const struct row *r);
 
 static const struct row rows[] = {
-	{ "switch-off", 0, 0, 0, NULL },
-	{ "switch-on", 1, 0, 0, NULL },
-	{ "switch-on-ibv_fork_init", 1, 1, 0, NULL },
-	{ "switch-on-RDMAV_FORK_SAFE", 1, 0, 1, NULL },
-	{ "switch-on-subpage-mr", 1, 1, 0, subpage_mr },
-	{ "switch-off-subpage-mr", 0, 1, 0, subpage_mr },
-	{ "switch-on-fork_init-after-reg", 1, 0, 0, fork_init_after_reg },
-	{ "switch-off-fork_init-after-reg", 0, 0, 0, fork_init_after_reg },
-	{ "switch-off-free-before-dereg", 0, 1, 0, free_before_dereg },
-	{ "switch-off-mr-splits-vmas", 0, 1, 0, mr_splits_vmas },
-	{ "switch-off-mr-splits-vmas-no-init", 0, 0, 0, mr_splits_vmas },
+	{ "switch-off", 0, 0, 0, 0, NULL },
+	{ "switch-on", 1, 0, 0, 0, NULL },
+	{ "switch-on-ibv_fork_init", 1, 1, 0, 0, NULL },
+	{ "switch-on-RDMAV_FORK_SAFE", 1, 0, 1, 0, NULL },
+	{ "switch-on-subpage-mr", 1, 1, 0, 0, subpage_mr },
+	{ "switch-off-subpage-mr", 0, 1, 0, 0, subpage_mr },
+	{ "switch-on-fork_init-after-reg", 1, 0, 0, 0, fork_init_after_reg },
+	{ "switch-off-fork_init-after-reg", 0, 0, 0, 0, fork_init_after_reg },
+	{ "switch-off-free-before-dereg", 0, 1, 0, 0, free_before_dereg },
+	{ "switch-off-mr-splits-vmas", 0, 1, 0, 0, mr_splits_vmas },
+	{ "switch-off-mr-splits-vmas-no-init", 0, 0, 0, 0, mr_splits_vmas },
+	{ "switch-off-hugetlb-mr", 0, 1, 0, 0, hugetlb_mr },
+	{ "switch-off-hugetlb-mr-hp-safe", 0, 1, 0, 1, hugetlb_mr },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -226,7 +230,8 @@ static int cost_line(const struct row *r, const char *detail, const void *page, 
 	bool ok = expect && !strcmp(observed, expect);
 
 	printf("%-33s %-6d %-15s %-15s %-6s %-8s %-8s %-8s %s\n", r->name, lab_read_int(KNOB),
-	       r->fork_init ? "ibv_fork_init" : "-", fork_status(ibv_is_fork_initialized()), detail,
+	       r->hugepages_safe_env ? "HUGEPAGES_SAFE" : r->fork_init ? "ibv_fork_init" : "-",
+	       fork_status(ibv_is_fork_initialized()), detail,
 	       page && lab_has_vmflag(page, "dc") ? "yes" : "no", observed,
 	       expect ? expect : "none", ok ? "ok" : "MISMATCH");
 	fflush(stdout);
@@ -376,6 +381,49 @@ static int mr_splits_vmas(const struct row *r)
 	return ret;
 }
 
+#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
+#define FREE_HUGEPAGES "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
+#define HPAGE (2 << 20)
+
+/*
+ * A 4 KiB MR at the start of a 2 MiB hugetlb page, with fork support. rdma-core rounds the
+ * range for MADV_DONTFORK to the system page size unless RDMAV_HUGEPAGES_SAFE=1 makes it ask
+ * smaps for the mapping's page size; a hugetlb VMA cannot be split inside a huge page
+ * (hugetlb_vm_op_split()), so madvise(), and so the registration, fails with EINVAL.
+ * With the variable set the whole huge page is DONTFORK: registered, and a child reading
+ * the MR's page (or anything else in those 2 MiB) gets SIGSEGV.
+ */
+static int hugetlb_mr(const struct row *r)
+{
+	int nr = lab_read_int(NR_HUGEPAGES), ret;
+	struct verbs v = { 0 };
+	char count[16];
+	struct ibv_mr *mr;
+	char *huge;
+
+	if (open_verbs(&v))
+		return die("verbs setup on rxe0");
+	if (nr < 0)
+		return die(NR_HUGEPAGES);
+	snprintf(count, sizeof(count), "%d", nr + 1);
+	if (lab_read_int(FREE_HUGEPAGES) < 1 && lab_write_str(NR_HUGEPAGES, count))
+		return die("reserving a huge page");
+	huge = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (huge == MAP_FAILED)
+		return die("mmap(MAP_HUGETLB)");
+	memset(huge, 9, HPAGE);
+	mr = ibv_reg_mr(v.pd, huge, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	ret = cost_line(r, "4096", huge, mr ? child_reads(huge, 9) :
+			errno == EINVAL ? "EINVAL" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	munmap(huge, HPAGE);
+	snprintf(count, sizeof(count), "%d", nr);
+	lab_write_str(NR_HUGEPAGES, count);
+	return ret;
+}
+
 /* ibv_fork_init() called once a buffer is registered: what it returns. */
 static int fork_init_after_reg(const struct row *r)
 {
@@ -517,6 +565,10 @@ static int spawn_row(const char *self, const struct row *r)
 			setenv("RDMAV_FORK_SAFE", "1", 1);
 		else
 			unsetenv("RDMAV_FORK_SAFE");
+		if (r->hugepages_safe_env)
+			setenv("RDMAV_HUGEPAGES_SAFE", "1", 1);
+		else
+			unsetenv("RDMAV_HUGEPAGES_SAFE");
 		execl(self, self, "--row", r->name, (char *)NULL);
 		_exit(127);
 	}

@@ -57,6 +57,13 @@ static const struct expectation v6_1[] = {
 	 */
 	{ "switch-off-mr-splits-vmas", "EAGAIN" },
 	{ "switch-off-mr-splits-vmas-no-init", "all-ok" },
+	/*
+	 * A 4 KiB MR in a hugetlb page: without RDMAV_HUGEPAGES_SAFE rdma-core madvises 4 KiB,
+	 * which would split the VMA inside a huge page (hugetlb_vm_op_split(): EINVAL); with it,
+	 * the whole huge page is DONTFORK and the child has none of it.
+	 */
+	{ "switch-off-hugetlb-mr", "EINVAL" },
+	{ "switch-off-hugetlb-mr-hp-safe", "SIGSEGV" },
 
 	/* fadvise_demo (demo/fadvise_demo.c): what the call leaves of 8 MiB of dirty pages */
 	{ "fadvise-async-write", "IN FLIGHT" },

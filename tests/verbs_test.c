@@ -47,6 +47,10 @@ FIXTURE_VARIANT_ADD(row, switch_off_mr_splits_vmas) {
 	"switch-off-mr-splits-vmas", "UNNEEDED", "copy-on-fork on" };
 FIXTURE_VARIANT_ADD(row, switch_off_mr_splits_vmas_no_init) {
 	"switch-off-mr-splits-vmas-no-init", "UNNEEDED", "copy-on-fork on" };
+FIXTURE_VARIANT_ADD(row, switch_off_hugetlb_mr) {
+	"switch-off-hugetlb-mr", "UNNEEDED", "copy-on-fork on" };
+FIXTURE_VARIANT_ADD(row, switch_off_hugetlb_mr_hp_safe) {
+	"switch-off-hugetlb-mr-hp-safe", "UNNEEDED", "copy-on-fork on" };
 
 FIXTURE_SETUP(row)
 {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * O_DIRECT + fork rows: a reader thread's direct read of the "odirect" disk (every byte 'D',
- * reads throttled to 1 MiB/s) into an anonymous buffer; while it is in flight the process
+ * O_DIRECT + fork rows: a reader thread's direct read of the "odirect" disk (reads throttled
+ * to 1 MiB/s), of its raw bytes or of a file on its ext4 file system, every byte 'D', into an
+ * anonymous buffer; while it is in flight the process
  * forks and the parent writes into the page that also holds the read's last bytes. Observed:
  * which bytes of the read reach the parent, the read's last page's PFN for both processes,
  * and what the child finds there.
@@ -26,7 +27,10 @@
 #define MIB (1024 * 1024)
 #define READ_LEN (MIB - 2048)	/* ends in the middle of a page */
 #define BUF_LEN (MIB + LAB_PAGE)
-#define DISK_BYTE 'D'		/* every byte of the odirect disk */
+#define DISK_BYTE 'D'		/* every byte the rows read */
+/* The raw rows' bytes: after the disk's 16 MiB ext4 file system (vm/guest.mk). */
+#define ODIRECT_RAW_OFFSET (16 * MIB)
+#define ODIRECT_FILE "/mnt/odirect/data"	/* on that file system (vm/init mounts it) */
 #define PREFORK 'p'
 #define PARENT 'P'
 
@@ -55,6 +59,35 @@ const struct odirect_row odirect_rows[] = {
 		.fork = true,
 		.own_page = true,
 		.note = "open(2)'s workaround: no page holds both the read's bytes and the parent's data",
+	},
+	{
+		.name = "odirect-ext4-no-fork",
+		.title = "the control again, reading a file on ext4 (iomap direct I/O)",
+		.ext4 = true,
+		.note = "the file system hands the same user pages to the block layer",
+	},
+	{
+		.name = "odirect-ext4-fork",
+		.title = "ext4: read in flight, fork, parent writes the same page",
+		.fork = true,
+		.ext4 = true,
+		.note = "the file system changes nothing: the pages are taken the way the raw device takes them",
+	},
+	{
+		.name = "odirect-ext4-dontfork",
+		.title = "ext4: the same with MADV_DONTFORK on the buffer",
+		.fork = true,
+		.dontfork = true,
+		.ext4 = true,
+		.note = "as on the raw device, the child has no such range",
+	},
+	{
+		.name = "odirect-ext4-own-page",
+		.title = "ext4: the read fills whole pages, the parent writes another",
+		.fork = true,
+		.own_page = true,
+		.ext4 = true,
+		.note = "the workaround holds through the file system as well",
 	},
 };
 
@@ -121,6 +154,7 @@ static long reads_in_flight(const char *disk)
 
 struct reader {
 	int fd;
+	off_t off;
 	char *buf;
 	size_t len;
 	ssize_t got;
@@ -132,7 +166,7 @@ static void *reader_main(void *arg)
 {
 	struct reader *r = arg;
 
-	r->got = pread(r->fd, r->buf, r->len, 0);
+	r->got = pread(r->fd, r->buf, r->len, r->off);
 	r->err = errno;
 	r->done = true;
 	return NULL;
@@ -272,15 +306,21 @@ out:
 static bool attempt(const struct odirect_row *row, struct odirect_obs *obs, const char *disk,
 		    bool *missed)
 {
-	struct reader rd = { .len = row->own_page ? MIB : READ_LEN };
-	char dev[80];
+	struct reader rd = {
+		.len = row->own_page ? MIB : READ_LEN,
+		.off = row->ext4 ? 0 : ODIRECT_RAW_OFFSET,
+	};
+	char path[80];
 	bool ok;
 
 	memset(obs, 0, sizeof(*obs));
-	snprintf(dev, sizeof(dev), "/dev/%s", disk);
-	rd.fd = open(dev, O_RDONLY | O_DIRECT);
+	if (row->ext4)
+		snprintf(path, sizeof(path), "%s", ODIRECT_FILE);
+	else
+		snprintf(path, sizeof(path), "/dev/%s", disk);
+	rd.fd = open(path, O_RDONLY | O_DIRECT);
 	if (rd.fd < 0)
-		return fail(obs, "open %s", dev);
+		return fail(obs, "open %s", path);
 	rd.buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (rd.buf == MAP_FAILED) {
 		close(rd.fd);
@@ -290,7 +330,7 @@ static bool attempt(const struct odirect_row *row, struct odirect_obs *obs, cons
 	 * QEMU's throttling lets a request through while the disk's budget is not spent and charges
 	 * it afterwards: a first read first, so that the row's read is the one that waits.
 	 */
-	if (pread(rd.fd, rd.buf, MIB, 0) != MIB) {
+	if (pread(rd.fd, rd.buf, MIB, rd.off) != MIB) {
 		fail(obs, "the O_DIRECT read before the row");
 		munmap(rd.buf, BUF_LEN);
 		close(rd.fd);

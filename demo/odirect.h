@@ -2,7 +2,8 @@
 /*
  * O_DIRECT + fork, the way databases met the bug: a thread's direct read is in flight into
  * a buffer while the process forks and the parent writes elsewhere in the same page. The
- * lab's read-throttled disk (serial "odirect") keeps the read in flight for about a second.
+ * lab's read-throttled disk (serial "odirect") keeps the read in flight for about a second,
+ * read raw or through a file on its ext4 file system.
  * A row only sets the stage; its verdict comes from the bytes the parent finds.
  */
 #ifndef ODIRECT_H
@@ -17,6 +18,7 @@ struct odirect_row {
 	bool fork;		/* fork while the read is in flight */
 	bool dontfork;		/* MADV_DONTFORK on the buffer first */
 	bool own_page;		/* the workaround: the read fills whole pages, the parent writes another */
+	bool ext4;		/* read /mnt/odirect/data (ext4, iomap) rather than the raw device */
 	const char *note;
 };
 

@@ -78,6 +78,11 @@ static const struct expectation v6_1[] = {
 	{ "odirect-fork", "ORPHANED" },
 	{ "odirect-dontfork", "COHERENT" },
 	{ "odirect-own-page", "COHERENT" },
+	/* ext4's direct I/O (iomap) hands the pages to the same bio_iov_iter_get_pages() */
+	{ "odirect-ext4-no-fork", "COHERENT" },
+	{ "odirect-ext4-fork", "ORPHANED" },
+	{ "odirect-ext4-dontfork", "COHERENT" },
+	{ "odirect-ext4-own-page", "COHERENT" },
 
 	{ NULL, NULL }
 };
@@ -86,6 +91,7 @@ static const struct expectation v6_1[] = {
 static const struct expectation v6_12[] = {
 	/* 920756a3306a (6.4) "block: Convert bio_iov_iter_get_pages to use iov_iter_extract_pages" */
 	{ "odirect-fork", "COHERENT" },
+	{ "odirect-ext4-fork", "COHERENT" },
 	{ NULL, NULL }
 };
 

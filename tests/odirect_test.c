@@ -27,6 +27,10 @@ FIXTURE_VARIANT_ADD(row, no_fork) { .name = "odirect-no-fork" };
 FIXTURE_VARIANT_ADD(row, fork) { .name = "odirect-fork" };
 FIXTURE_VARIANT_ADD(row, dontfork) { .name = "odirect-dontfork" };
 FIXTURE_VARIANT_ADD(row, own_page) { .name = "odirect-own-page" };
+FIXTURE_VARIANT_ADD(row, ext4_no_fork) { .name = "odirect-ext4-no-fork" };
+FIXTURE_VARIANT_ADD(row, ext4_fork) { .name = "odirect-ext4-fork" };
+FIXTURE_VARIANT_ADD(row, ext4_dontfork) { .name = "odirect-ext4-dontfork" };
+FIXTURE_VARIANT_ADD(row, ext4_own_page) { .name = "odirect-ext4-own-page" };
 
 FIXTURE_SETUP(row)
 {

@@ -84,9 +84,17 @@ $(BUILD)/disk.img:
 	/sbin/mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
 	mv $@.tmp $@
 
-# The O_DIRECT rows' disk: every byte 'D', attached read-only and read at 1 MiB/s (LAB_ODIRECT_DISK).
-$(BUILD)/odirect.img:
-	tr '\0' D </dev/zero | head -c 8M >$@.tmp
+# The O_DIRECT rows' disk, attached read-only and read at 1 MiB/s (LAB_ODIRECT_DISK): a 16 MiB ext4
+# file system holding /data, 8 MiB of 'D' (vm/init mounts it on /mnt/odirect), then 8 MiB of 'D' that
+# the raw-device rows read (ODIRECT_RAW_OFFSET in demo/odirect.c).
+$(BUILD)/odirect.img: vm/guest.mk
+	rm -rf $@.d $@.tmp
+	mkdir $@.d
+	tr '\0' D </dev/zero | head -c 8M >$@.d/data
+	truncate -s 16M $@.tmp
+	/sbin/mke2fs -q -F -t ext4 -d $@.d -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
+	tr '\0' D </dev/zero | head -c 8M >>$@.tmp
+	rm -rf $@.d
 	mv $@.tmp $@
 
 # A raw disk whose every write fails (vm/blkdebug-fail-writes.conf): the fadvise error path.

@@ -22,7 +22,6 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <getopt.h>
-#include <infiniband/verbs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,7 @@
 
 #include "expect.h"
 #include "lab.h"
+#include "lab_verbs.h"
 
 #define KNOB "/proc/sys/vm/fork_share_pinned"
 #define PAGE 4096
@@ -91,24 +91,6 @@ static int die(const char *what)
 	return 2;
 }
 
-/* Soft-RoCE on lo: same-device traffic works there in 6.1. */
-static int setup_rxe(void)
-{
-	struct ibv_device **list;
-	int n, found = 0;
-
-	list = ibv_get_device_list(&n);
-	for (int i = 0; list && i < n; i++)
-		found |= !strcmp(ibv_get_device_name(list[i]), "rxe0");
-	if (list)
-		ibv_free_device_list(list);
-	if (found)
-		return 0;
-	if (system("ip link set lo up && rdma link add rxe0 type rxe netdev lo"))
-		return -1;
-	return 0;
-}
-
 struct verbs {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -119,16 +101,9 @@ struct verbs {
 
 static int open_verbs(struct verbs *v)
 {
-	struct ibv_device **list;
 	union ibv_gid gid;
-	int n;
 
-	list = ibv_get_device_list(&n);
-	for (int i = 0; list && i < n && !v->ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "rxe0"))
-			v->ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
+	v->ctx = lab_rxe_open();
 	if (!v->ctx)
 		return -1;
 	/* The GID of lo's IPv4 address: an IPv4-mapped IPv6 address, ::ffff:127.0.0.1. */
@@ -604,7 +579,7 @@ int main(int argc, char **argv)
 			return 2;
 		only[n++] = r;
 	}
-	if (setup_rxe())
+	if (lab_rxe_setup())
 		return die("creating rxe0 on lo");
 	if (!n)
 		for (; n < NROWS; n++)

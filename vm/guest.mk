@@ -60,9 +60,10 @@ $(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: private LDLIBS +
 $(GUEST)/lab/tests/odirect_test: private CPPFLAGS += -Idemo
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KTREE)/tools/testing/selftests -Itests/lib
 $(GUEST)/lab/bin/%: private LDLIBS += -pthread
-# The verbs demo is the one dynamic program: libibverbs loads its providers with dlopen().
-$(GUEST)/lab/demo/verbs_demo: private LDFLAGS := -Wl,--gc-sections
-$(GUEST)/lab/demo/verbs_demo: private LDLIBS += -libverbs
+# The verbs programs are the dynamic ones: libibverbs loads its providers with dlopen().
+VERBS := $(GUEST)/lab/demo/verbs_demo $(GUEST)/lab/bench/reg_bench
+$(VERBS): private LDFLAGS := -Wl,--gc-sections
+$(VERBS): private LDLIBS += -libverbs
 
 # Host files the guest gets at their host paths, with their libraries: rdma-core's rxe provider
 # and its driver file for libibverbs, and iproute2's rdma tool.

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reg_bench: figure 5 of make bench, what rdma-core's fork support costs at registration.
+ * ibv_reg_mr() + ibv_dereg_mr() of a 2 MiB buffer on Soft-RoCE (rxe0), on 4 KiB pages and on
+ * one 2 MiB hugetlb page, without fork support and with ibv_fork_init() (and, for the huge
+ * page, RDMAV_HUGEPAGES_SAFE=1, without which the registration fails: verbs_demo's hugetlb
+ * rows). Fork support is process-wide, so each variant runs in a process of its own.
+ * Per cycle: median, min and max, and the ratio to the same pages without fork support.
+ * The guest needs a free huge page (bench/run sets vm.nr_hugepages).
+ *
+ *   reg_bench [--reps N]                 every variant; the CSV block for bench/run
+ *   reg_bench --variant NAME --reps N    one variant, in this process: "median min max" in us
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lab_verbs.h"
+
+#define LEN (2UL << 20)
+
+static const struct variant {
+	const char *name;
+	const char *pages;
+	int huge;
+	int fork_init;
+} variants[] = {
+	{ "4k", "4 KiB", 0, 0 },
+	{ "4k-fork_init", "4 KiB", 0, 1 },
+	{ "2m", "2 MiB hugetlb", 1, 0 },
+	{ "2m-fork_init", "2 MiB hugetlb", 1, 1 },
+};
+
+#define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "reg_bench: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+/* One variant in this process: reps cycles after a few unmeasured ones. */
+static int run_variant(const struct variant *v, int reps)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (v->huge ? MAP_HUGETLB : 0);
+	double *t = calloc(reps, sizeof(*t));
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	char *buf;
+
+	if (!t)
+		return fail("calloc");
+	if (v->fork_init && ibv_fork_init())
+		return fail("ibv_fork_init");
+	ctx = lab_rxe_open();
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	if (!pd)
+		return fail("rxe0");
+	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (buf == MAP_FAILED)
+		return fail(v->huge ? "mmap(MAP_HUGETLB) (a free huge page?)" : "mmap");
+	memset(buf, 1, LEN);
+	for (int i = -3; i < reps; i++) {
+		double t0 = now_us();
+		struct ibv_mr *mr = ibv_reg_mr(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE);
+
+		if (!mr || ibv_dereg_mr(mr))
+			return fail("ibv_reg_mr/ibv_dereg_mr");
+		if (i >= 0)
+			t[i] = now_us() - t0;
+	}
+	qsort(t, reps, sizeof(*t), cmp);
+	printf("%.1f %.1f %.1f\n", t[reps / 2], t[0], t[reps - 1]);
+	munmap(buf, LEN);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	double med[NVARIANTS], min[NVARIANTS], max[NVARIANTS];
+	const char *only = NULL;
+	char exe[PATH_MAX], cmd[PATH_MAX + 128];
+	int reps = 200, c;
+	ssize_t n;
+
+	static const struct option opts[] = {
+		{ "reps", required_argument, NULL, 'r' },
+		{ "variant", required_argument, NULL, 'v' },
+		{ 0 },
+	};
+	while ((c = getopt_long(argc, argv, "r:v:", opts, NULL)) != -1) {
+		if (c == 'r')
+			reps = atoi(optarg);
+		else if (c == 'v')
+			only = optarg;
+		else
+			return 2;
+	}
+	if (reps < 1)
+		return 2;
+	for (unsigned int i = 0; only && i < NVARIANTS; i++)
+		if (!strcmp(variants[i].name, only))
+			return run_variant(&variants[i], reps);
+	if (only) {
+		fprintf(stderr, "reg_bench: no variant %s\n", only);
+		return 2;
+	}
+	if (lab_rxe_setup())
+		return fail("creating rxe0 on lo");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return fail("/proc/self/exe");
+	exe[n] = 0;
+	for (unsigned int i = 0; i < NVARIANTS; i++) {
+		FILE *p;
+		int ok;
+
+		snprintf(cmd, sizeof(cmd), "%s%s --variant %s --reps %d",
+			 variants[i].huge && variants[i].fork_init ? "RDMAV_HUGEPAGES_SAFE=1 " : "",
+			 exe, variants[i].name, reps);
+		p = popen(cmd, "r");
+		if (!p)
+			return fail("popen");
+		ok = fscanf(p, "%lf %lf %lf", &med[i], &min[i], &max[i]) == 3;
+		if (pclose(p) || !ok) {
+			fprintf(stderr, "reg_bench: variant %s failed\n", variants[i].name);
+			return 1;
+		}
+	}
+	printf("@@csv reg\n");
+	printf("pages,fork support,median us,min us,max us,ratio to no fork support\n");
+	for (unsigned int i = 0; i < NVARIANTS; i++) {
+		unsigned int base = i & ~1U;	/* the same pages, without fork support */
+
+		printf("%s,%s,%.1f,%.1f,%.1f,%.2f\n", variants[i].pages,
+		       !variants[i].fork_init ? "none" : variants[i].huge ?
+		       "ibv_fork_init+HUGEPAGES_SAFE" : "ibv_fork_init",
+		       med[i], min[i], max[i], med[i] / med[base]);
+	}
+	printf("@@end\n");
+	return 0;
+}

@@ -157,9 +157,35 @@ if [[ ${#dropped[@]} -gt 0 ]]; then
 fi
 step configure
 
-echo "kernel: building bzImage, Module.symvers and headers in $tree"
-kmake bzImage modules headers >"$tree/.lab-build.log" 2>&1 ||
+# One progress line while Kbuild works: files compiled (of how many the tree's last build from
+# scratch compiled, when known) and the time so far; live on a terminal, once a minute into a log.
+progress() { # pid log
+	local n total="" every=60 last=-60 line
+	[[ -f $tree/.lab-cold-files ]] && total=" of ~$(<"$tree/.lab-cold-files")"
+	[[ -t 1 ]] && every=1
+	while kill -0 "$1" 2>/dev/null; do
+		if ((SECONDS - last >= every)); then
+			n=$(grep -cE '^  (CC|AS)' "$2" || true)
+			line=$(printf 'kernel: compiling: %s files%s, %dm%02ds' "$n" "$total" \
+				$(((SECONDS - step_start) / 60)) $(((SECONDS - step_start) % 60)))
+			if [[ -t 1 ]]; then printf '\r%s' "$line"; else echo "$line"; fi
+			last=$SECONDS
+		fi
+		sleep 1
+	done
+	[[ ! -t 1 ]] || echo
+}
+echo "kernel: building bzImage, Module.symvers and headers in $tree (log: $tree/.lab-build.log)"
+cold=1
+[[ ! -f $tree/vmlinux ]] || cold=0
+kmake bzImage modules headers >"$tree/.lab-build.log" 2>&1 &
+kpid=$!
+progress "$kpid" "$tree/.lab-build.log"
+wait "$kpid" ||
 	{ tail -30 "$tree/.lab-build.log" >&2; die "kernel build failed; full log: $tree/.lab-build.log"; }
+compiled=$(grep -cE '^  (CC|AS)' "$tree/.lab-build.log" || true)
+[[ $cold == 0 ]] || echo "$compiled" >"$tree/.lab-cold-files"
+echo "kernel: compiled $compiled files"
 step compile
 printf '%s\n' "${times[@]}" >"$tree/.lab-times"
 echo "$hash" >"$tree/.lab-built"

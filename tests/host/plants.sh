@@ -31,6 +31,28 @@ cases=(
 	"query|a demo row whose PINDMA_IOC_QUERY fails (run as nobody)|could not run: PINDMA_IOC_QUERY"
 	"pagemap|a demo row whose pagemap read fails (run as nobody)|could not run: reading the parent's PFN"
 )
+# WRITE_WAIT without 0001's len-0 fix, on a kernel whose generic_fadvise() turns "to the end" into
+# endbyte -1 (6.1; 6.12's already says LLONG_MAX there, so the fix changes nothing to plant against).
+tree=$(readlink -f "$build/linux")
+if grep -q 'endbyte = -1;' "$tree/mm/fadvise.c" && grep -q 'endbyte = LLONG_MAX;' "$tree/mm/fadvise.c"; then
+	cases+=("fadvise_len0|WRITE_WAIT built without 0001's len-0 fix|WRITE_WAIT (len 0) returned with")
+fi
+# The kernel for that plant: the lab's tree with the fix's two lines taken out, so that only
+# mm/fadvise.o and the link are redone; then vm/build-kernel.sh puts the tree back (it is no longer
+# what .lab-built names, so the next build would do so anyway).
+plant_kernel() {
+	local ok=0
+	rm -f "$tree/.lab-built"
+	sed -i '/if (endbyte < 0)$/{N;/endbyte = LLONG_MAX;/d}' "$tree/mm/fadvise.c"
+	if ! grep -q 'endbyte = LLONG_MAX;' "$tree/mm/fadvise.c" &&
+		make -C "$tree" ARCH=x86_64 -j"$(nproc)" bzImage >"$plants/kernel.log" 2>&1; then
+		cp "$tree/arch/x86/boot/bzImage" "$plants/bzImage-no-len0-fix"
+		ok=1
+	fi
+	"$top/vm/build-kernel.sh" >>"$plants/kernel.log" 2>&1 ||
+		{ cat "$plants/kernel.log" >&2; echo "plants.sh: putting the kernel tree back failed" >&2; exit 1; }
+	[[ $ok == 1 ]] || { cat "$plants/kernel.log" >&2; echo "plants.sh: building the planted kernel failed" >&2; exit 1; }
+}
 # The runners are the same on both kernels; the debug kernel (slow to boot) adds only kmemleak's plant.
 if [[ $kmemleak == 1 ]]; then
 	cases=("leak|an object the kernel leaks during the suite (kmemleak)|not ok 2 kmemleak_after_suite")
@@ -57,6 +79,12 @@ for c in "${cases[@]}"; do
 		;;
 	hang) args=(--timeout 8 -- sleep 100) ;;
 	warn) args=(--add "$plants/kmod/plant_warn.ko:/lab/plants/plant_warn.ko" -- insmod /lab/plants/plant_warn.ko) ;;
+	fadvise_len0)
+		plant_kernel
+		export VM_KERNEL=$plants/bzImage-no-len0-fix
+		args=(--disk "$build/disk.img,slow" -- /lab/tests/run
+			fadvise:file.write_wait_len_0_returns_with_none_in_flight)
+		;;
 	query) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only gup' nobody) ;;
 	pagemap) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only mlock' nobody) ;;
 	leak)
@@ -67,6 +95,7 @@ for c in "${cases[@]}"; do
 	esac
 	rc=0
 	"$top/vm/run" --name "plant-$plant" "${args[@]}" >"$out" 2>&1 || rc=$?
+	unset VM_KERNEL
 	if [[ $rc != 0 ]] && grep -qF -- "$message" "$out"; then
 		echo "ok $n $what turns the run red"
 	else

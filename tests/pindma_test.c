@@ -5,11 +5,16 @@
  * and RLIMIT_MEMLOCK; handle ownership; no leaks over many cycles and many processes.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,6 +171,28 @@ TEST_F(dev, bad_user_pointers_are_efault)
 				      &engine));
 	EXPECT_EQ(0x5a, self->buf[0]);
 	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+}
+
+/*
+ * A PIN whose request is readable but whose reply cannot be written back: the caller never
+ * learns the handle, so the driver must let go of everything it pinned for it.
+ */
+TEST_F(dev, pin_reply_that_cannot_be_copied_out_pins_nothing)
+{
+	static const uint32_t modes[] = { PINDMA_MODE_GUP, PINDMA_MODE_PIN_LONGTERM };
+	struct pindma_pin *req = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, req);
+	for (unsigned int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, mprotect(req, LAB_PAGE, PROT_READ | PROT_WRITE));
+		*req = (struct pindma_pin){ .addr = (uintptr_t)self->buf, .len = SIZE,
+					    .mode = modes[i], .flags = PINDMA_PIN_WRITE };
+		ASSERT_EQ(0, mprotect(req, LAB_PAGE, PROT_READ));
+		EXPECT_EQ(-EFAULT, pindma_call(self->fd, PINDMA_IOC_PIN, req)) TH_LOG("mode %u", modes[i]);
+		expect_unchanged(_metadata, self);
+	}
+	munmap(req, LAB_PAGE);
 }
 
 TEST_F(dev, unknown_ioctl_is_enotty)
@@ -348,7 +375,7 @@ TEST_F(trip, round_trip_across_pages)
 	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
 }
 
-/* A whole page in one request: the edu engine must split it (4096 would abort QEMU). */
+/* A whole page in one request each way: the edu engine must split it (4096 would abort QEMU). */
 TEST_F(trip, whole_page_transfer)
 {
 	uint32_t engine = variant->engine, h;
@@ -360,6 +387,12 @@ TEST_F(trip, whole_page_transfer)
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, LAB_PAGE, page, LAB_PAGE,
 				&engine));
 	EXPECT_EQ(0, memcmp(self->buf + LAB_PAGE, page, LAB_PAGE));
+	/* And the device reads a whole page back. */
+	memset(self->buf + 2 * LAB_PAGE, 'r', LAB_PAGE);
+	memset(page, 0, LAB_PAGE);
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 2 * LAB_PAGE, page, LAB_PAGE,
+				&engine));
+	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE, page, LAB_PAGE));
 	EXPECT_EQ(0, pindma_unpin(self->fd, h));
 	free(page);
 }
@@ -577,6 +610,212 @@ TEST(eight_processes_concurrently)
 	EXPECT_EQ(before.handles, info(watch).handles);
 	EXPECT_EQ(before.pages_held, info(watch).pages_held);
 	close(watch);
+}
+
+/* Drop one capability from the effective set (raw capset: no libcap in the guest). */
+static int drop_effective(int cap)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[cap / 32].effective &= ~(1U << (cap % 32));
+	return syscall(SYS_capset, &hdr, data);
+}
+
+static int pin_over_the_limit(void *arg)
+{
+	struct rlimit lim = { 16 * LAB_PAGE, 16 * LAB_PAGE };
+	char *buf = arg;
+	uint32_t h, h2;
+	int fd = pindma_open();
+
+	if (fd < 0 || setrlimit(RLIMIT_MEMLOCK, &lim))
+		return 10;
+	/* Twice the limit, and the kernel's counters see all of it. */
+	if (pindma_pin(fd, buf, 32 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h))
+		return 11;
+	if (lab_status_kb("VmPin") != 128)
+		return 12;
+	if (drop_effective(CAP_IPC_LOCK))
+		return 13;
+	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h2) != -ENOMEM)
+		return 14;
+	if (pindma_unpin(fd, h) || lab_status_kb("VmPin") != 0)
+		return 15;
+	close(fd);
+	return 0;
+}
+
+/* CAP_IPC_LOCK lifts RLIMIT_MEMLOCK, as for ib_umem; without it the limit holds again. */
+TEST(cap_ipc_lock_pins_over_rlimit_memlock)
+{
+	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int status;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (CAP_IPC_LOCK)");
+	status = lab_in_child(pin_over_the_limit, buf);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	munmap(buf, 32 * LAB_PAGE);
+}
+
+/* The edu device unbound from the driver (guest sysfs), and bound again afterwards. */
+#define EDU_DRIVER "/sys/bus/pci/drivers/pindma"
+
+FIXTURE(unbound)
+{
+	char dev[256];
+	bool bound;
+};
+
+FIXTURE_SETUP(unbound)
+{
+	DIR *d = opendir(EDU_DRIVER);
+	struct dirent *e;
+
+	self->dev[0] = 0;
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "0000:", 5))
+			snprintf(self->dev, sizeof(self->dev), "%s", e->d_name);
+	if (d)
+		closedir(d);
+	ASSERT_NE(0, self->dev[0]) TH_LOG("no edu device bound to pindma");
+	ASSERT_EQ(0, lab_write_str(EDU_DRIVER "/unbind", self->dev));
+	self->bound = false;
+}
+
+FIXTURE_TEARDOWN(unbound)
+{
+	if (self->dev[0] && !self->bound)
+		lab_write_str(EDU_DRIVER "/bind", self->dev);
+}
+
+/* Without the device, the edu engine is ENODEV and AUTO falls back to the CPU; bound again, both work. */
+TEST_F(unbound, edu_engine_without_the_device_is_enodev)
+{
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t engine, h;
+	int fd = pindma_open();
+	char out[64];
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(MAP_FAILED, buf);
+	EXPECT_EQ(0U, info(fd).edu_present);
+	ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h));
+	engine = PINDMA_ENGINE_EDU;
+	EXPECT_EQ(-ENODEV, pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 0, out, 64, &engine));
+	engine = PINDMA_ENGINE_AUTO;
+	EXPECT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 0, out, 64, &engine));
+	EXPECT_EQ((uint32_t)PINDMA_ENGINE_CPU, engine);
+
+	ASSERT_EQ(0, lab_write_str(EDU_DRIVER "/bind", self->dev));
+	self->bound = true;
+	EXPECT_EQ(1U, info(fd).edu_present);
+	engine = PINDMA_ENGINE_EDU;
+	EXPECT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 0, out, 64, &engine));
+	EXPECT_EQ(0, pindma_unpin(fd, h));
+	close(fd);
+	munmap(buf, SIZE);
+}
+
+/* Threads sharing one file: DMA on a handle while others unpin it, then while the file closes. */
+struct racer {
+	int fd;
+	uint32_t h;
+	char *buf;
+	int unpin;		/* this thread unpins instead */
+	pthread_barrier_t *go;
+	int result;		/* 0, or the first unexpected errno */
+	int unpinned;		/* UNPIN returned 0 */
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	uint32_t engine = PINDMA_ENGINE_CPU;
+	char b[256];
+	int ret;
+
+	pthread_barrier_wait(r->go);
+	if (r->unpin) {
+		ret = pindma_unpin(r->fd, r->h);
+		r->unpinned = !ret;
+		if (ret && ret != -ENOENT && ret != -EBADF)
+			r->result = ret;
+		return NULL;
+	}
+	for (int i = 0; i < 400; i++) {
+		ret = pindma_dma(r->fd, i % 2 ? PINDMA_IOC_DMA_READ : PINDMA_IOC_DMA_WRITE, r->h,
+				 (i * 97) % (SIZE - sizeof(b)), b, sizeof(b), &engine);
+		if (ret == -ENOENT || ret == -EBADF)
+			break;
+		if (ret) {
+			r->result = ret;
+			break;
+		}
+	}
+	return NULL;
+}
+
+TEST(threads_race_unpin_dma_and_close)
+{
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long vmpin = lab_status_kb("VmPin"), pins = lab_foll_pins();
+	int watch = pindma_open();
+	struct pindma_info before;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_LE(0, watch);
+	memset(buf, 1, SIZE);
+	before = info(watch);
+	for (int round = 0; round < 60; round++) {
+		struct racer r[5];
+		pthread_barrier_t go;
+		pthread_t t[5];
+		int fd = pindma_open(), unpinned = 0;
+		uint32_t h;
+		/* Even rounds: two threads unpin; odd rounds: the file is closed under the DMA. */
+		bool closing = round % 2;
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, round % 4 < 2 ? PINDMA_MODE_GUP :
+					PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h));
+		ASSERT_EQ(0, pthread_barrier_init(&go, NULL, closing ? 4 : 5));
+		for (int i = 0; i < (closing ? 3 : 5); i++) {
+			r[i] = (struct racer){ .fd = fd, .h = h, .buf = buf, .go = &go,
+					       .unpin = !closing && i >= 3 };
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, race, &r[i]));
+		}
+		if (closing) {
+			pthread_barrier_wait(&go);
+			usleep(round * 50);
+			close(fd);
+		}
+		for (int i = 0; i < (closing ? 3 : 5); i++) {
+			pthread_join(t[i], NULL);
+			EXPECT_EQ(0, r[i].result) TH_LOG("round %d thread %d: %s", round, i,
+							  strerror(-r[i].result));
+			unpinned += r[i].unpinned;
+		}
+		if (!closing) {
+			EXPECT_EQ(1, unpinned) TH_LOG("round %d: %d UNPINs of one handle succeeded",
+						      round, unpinned);
+			close(fd);
+		}
+		pthread_barrier_destroy(&go);
+	}
+	/* Nothing left, by the kernel's counters and by the pages themselves. */
+	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(pins, lab_foll_pins());
+	EXPECT_EQ(0, lab_referenced_pages(buf, SIZE));
+	EXPECT_EQ(before.handles, info(watch).handles);
+	EXPECT_EQ(before.pages_held, info(watch).pages_held);
+	close(watch);
+	munmap(buf, SIZE);
 }
 
 LAB_HARNESS_MAIN

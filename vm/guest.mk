@@ -59,7 +59,7 @@ $(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: $(ODIRECT)
 $(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: private LDLIBS += -pthread
 $(GUEST)/lab/tests/odirect_test: private CPPFLAGS += -Idemo
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KTREE)/tools/testing/selftests -Itests/lib
-$(GUEST)/lab/bin/%: private LDLIBS += -pthread
+$(GUEST)/lab/bin/% $(GUEST)/lab/tests/pindma_test: private LDLIBS += -pthread
 # The verbs programs are the dynamic ones: libibverbs loads its providers with dlopen().
 VERBS := $(GUEST)/lab/demo/verbs_demo $(GUEST)/lab/bench/reg_bench
 $(VERBS): private LDFLAGS := -Wl,--gc-sections

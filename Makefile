@@ -4,21 +4,27 @@
 #   make shell                  an interactive shell in the guest (Ctrl-a x quits)
 #   make fuzz [FUZZ_OPS=N] [FUZZ_SEED=S]   the long pindma fuzz run
 #   make bench                  benchmarks in the VM: report and plots in build/bench
+#   make gdb                    the demo on a kernel with debug info, waiting for gdb (prints the command)
 #   make docs                   put real output into README.md and docs/*.md (docs/generate)
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel,
 # KERNEL=6.12 Debian's linux-source-6.12 with kernel-patches/6.12/ (6.1 is the default).
 SHELL := /bin/bash
-FLAVOUR ?= normal
+# make gdb's kernel is its own flavour (vm/kernel-gdb.config: debug info, the lx-* helpers).
+FLAVOUR ?= $(if $(filter gdb,$(MAKECMDGOALS)),gdb,normal)
 KERNEL ?= 6.1
 BUILD ?= $(CURDIR)/build$(if $(filter 6.1,$(KERNEL)),,/$(KERNEL))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
 export FLAVOUR KERNEL BUILD
 
-.PHONY: test demo shell fuzz bench docs guest kernel deps clean distclean
+.PHONY: test demo gdb shell fuzz bench docs guest kernel deps clean distclean
 test: guest
 	T="$(T)" tests/run-all
 
 demo: guest
 	vm/run --name demo --disk $(BUILD)/disk.img,slow --disk $(BUILD)/odirect.img,odirect -- /lab/demo/run
+
+# The demo under QEMU's gdb stub: the guest waits for gdb, attached with the command vm/run prints.
+gdb: guest
+	vm/run --gdb --name gdb --disk $(BUILD)/disk.img,slow --disk $(BUILD)/odirect.img,odirect -- /lab/demo/run
 
 # The long fuzz run: FUZZ_OPS operations (default a million), FUZZ_SEED to replay a seed.
 FUZZ_OPS ?= 1000000

@@ -178,7 +178,10 @@ progress() { # pid log
 echo "kernel: building bzImage, Module.symvers and headers in $tree (log: $tree/.lab-build.log)"
 cold=1
 [[ ! -f $tree/vmlinux ]] || cold=0
-kmake bzImage modules headers >"$tree/.lab-build.log" 2>&1 &
+targets=(bzImage modules headers)
+# make gdb's flavour: the tree's gdb helpers (vmlinux-gdb.py), which only `make all` would link.
+! grep -q '^CONFIG_GDB_SCRIPTS=y' "$tree/.config" || targets+=(scripts_gdb)
+kmake "${targets[@]}" >"$tree/.lab-build.log" 2>&1 &
 kpid=$!
 progress "$kpid" "$tree/.lab-build.log"
 wait "$kpid" ||

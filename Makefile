@@ -7,13 +7,18 @@
 #   make gdb                    the demo on a kernel with debug info, waiting for gdb (prints the command)
 #   make docs                   put real output into README.md and docs/*.md (docs/generate)
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel,
-# KERNEL=6.12 Debian's linux-source-6.12 with kernel-patches/6.12/ (6.1 is the default).
+# KERNEL=6.12 Debian's linux-source-6.12 with kernel-patches/6.12/ (6.1 is the default), KERNEL_SRC=DIR
+# your own tree (>= 6.1; built out of tree into the cache, not patched).
 SHELL := /bin/bash
 # make gdb's kernel is its own flavour (vm/kernel-gdb.config: debug info, the lx-* helpers).
 FLAVOUR ?= $(if $(filter gdb,$(MAKECMDGOALS)),gdb,normal)
 KERNEL ?= 6.1
-BUILD ?= $(CURDIR)/build$(if $(filter 6.1,$(KERNEL)),,/$(KERNEL))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
-export FLAVOUR KERNEL BUILD
+# KERNEL_SRC=DIR: a user's own tree instead, built out of tree, its build folder as vm/lib.sh names it.
+KERNEL_SRC ?=
+KSRC := $(if $(KERNEL_SRC),$(realpath $(KERNEL_SRC)))
+$(if $(KERNEL_SRC),$(if $(KSRC),,$(error KERNEL_SRC=$(KERNEL_SRC): no such directory)))
+BUILD ?= $(CURDIR)/build$(if $(KSRC),/src-$(notdir $(KSRC))-$(shell printf '%s' '$(KSRC)' | sha1sum | cut -c1-8),$(if $(filter 6.1,$(KERNEL)),,/$(KERNEL)))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
+export FLAVOUR KERNEL KERNEL_SRC BUILD
 
 .PHONY: test demo gdb shell fuzz bench docs guest kernel deps clean distclean
 test: guest

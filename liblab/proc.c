@@ -149,7 +149,12 @@ const char *lab_lacks_patch(const char *number)
 	fclose(f);
 	if (found)
 		return NULL;
-	snprintf(why, sizeof(why), "this kernel lacks kernel-patches/%s/%s", kernel, number);
+	if (!strcmp(kernel, "src"))	/* KERNEL_SRC: a tree the lab does not patch */
+		snprintf(why, sizeof(why),
+			 "this kernel lacks kernel-patches/*/%s (KERNEL_SRC: the lab does not patch it)",
+			 number);
+	else
+		snprintf(why, sizeof(why), "this kernel lacks kernel-patches/%s/%s", kernel, number);
 	return why;
 }
 

@@ -17,32 +17,44 @@ fragments=("$LAB_TOP/vm/kernel.config")
 for f in "${fragments[@]}"; do
 	[[ -f $f ]] || die "no config fragment $f for flavour '$LAB_FLAVOUR'"
 done
-[[ -f $LAB_TARBALL ]] || die "$LAB_TARBALL missing (package linux-source-$LAB_KERNEL; run vm/deps.sh)"
-
-patchdir=$LAB_TOP/kernel-patches/$LAB_KERNEL
-series=$patchdir/series
-[[ -f $series ]] || die "no $series: the lab has a series for $(cd "$LAB_TOP/kernel-patches" && echo */ | tr -d /)"
 patches=()
-if [[ -f $series ]]; then
+if [[ -n $LAB_KSRC ]]; then
+	# A user's tree: built out of tree, in an object folder of the cache; the lab's series is not
+	# applied to a tree the lab does not own, so what needs a lab patch is skipped, naming it.
+	[[ -f $LAB_KSRC/Makefile && -f $LAB_KSRC/scripts/kconfig/merge_config.sh ]] ||
+		die "KERNEL_SRC=$LAB_KSRC is not a kernel source tree"
+	version=$(make -s -C "$LAB_KSRC" kernelversion 2>/dev/null) ||
+		die "KERNEL_SRC=$LAB_KSRC: 'make kernelversion' failed"
+	IFS=. read -r major minor _ <<<"$version"
+	((major > 6 || (major == 6 && minor >= 1))) || die "KERNEL_SRC=$LAB_KSRC is Linux $version; the lab needs 6.1 or later"
+	src=$LAB_KSRC
+	cachedir=$LAB_CACHE/src/${LAB_KSRC##*/}-$(printf '%s' "$LAB_KSRC" | sha1sum | cut -c1-8)
+	[[ $LAB_FLAVOUR == normal ]] || cachedir+=/$LAB_FLAVOUR
+	tree=$cachedir/obj
+else
+	[[ -f $LAB_TARBALL ]] || die "$LAB_TARBALL missing (package linux-source-$LAB_KERNEL; run vm/deps.sh)"
+	patchdir=$LAB_TOP/kernel-patches/$LAB_KERNEL
+	series=$patchdir/series
+	[[ -f $series ]] || die "no $series: the lab has a series for $(cd "$LAB_TOP/kernel-patches" && echo */ | tr -d /)"
 	while read -r p; do
 		p=${p%%#*}
 		p=${p//[[:space:]]/}
 		[[ -n $p ]] && patches+=("$patchdir/$p")
 	done <"$series"
+	version=$(dpkg-query -W -f='${Version}' "linux-source-$LAB_KERNEL" 2>/dev/null ||
+		stat -c '%s-%Y' "$LAB_TARBALL")
+	cachedir=$LAB_CACHE
+	[[ $LAB_KERNEL == 6.1 ]] || cachedir+=/$LAB_KERNEL
+	[[ $LAB_FLAVOUR == normal ]] || cachedir+=/$LAB_FLAVOUR
+	# One tree per kernel x flavour, a git repository: branch pristine holds the tarball, branch lab
+	# the series applied to it. A new series or fragment moves lab with `git checkout`, which
+	# rewrites only the files that differ, so Kbuild rebuilds what they touch instead of the tree.
+	tree=$cachedir/linux-$version
+	src=$tree
 fi
-
-version=$(dpkg-query -W -f='${Version}' "linux-source-$LAB_KERNEL" 2>/dev/null ||
-	stat -c '%s-%Y' "$LAB_TARBALL")
-hash=$( (echo "$LAB_FLAVOUR"; cat "${fragments[@]}"; for p in "${patches[@]}"; do
+hash=$( (echo "$LAB_FLAVOUR $LAB_KSRC"; cat "${fragments[@]}"; for p in "${patches[@]}"; do
 	[[ -f $p ]] || die "kernel-patches/$LAB_KERNEL/series names ${p##*/}, which does not exist"
 	echo "== ${p##*/}"; cat "$p"; done) | sha256sum | cut -c1-12)
-cachedir=$LAB_CACHE
-[[ $LAB_KERNEL == 6.1 ]] || cachedir+=/$LAB_KERNEL
-[[ $LAB_FLAVOUR == normal ]] || cachedir+=/$LAB_FLAVOUR
-# One tree per kernel x flavour, a git repository: branch pristine holds the tarball, branch lab the
-# series applied to it. A new series or fragment moves lab with `git checkout`, which rewrites only
-# the files that differ, so Kbuild rebuilds what they touch instead of the whole tree.
-tree=$cachedir/linux-$version
 
 mkdir -p "$cachedir" "$LAB_BUILD"
 # The link to the tree, and what the guest learns about its kernel (/lab/kernel.env): the tests skip
@@ -50,7 +62,8 @@ mkdir -p "$cachedir" "$LAB_BUILD"
 link() {
 	ln -sfn "$tree" "$LAB_KTREE"
 	printf 'LAB_KERNEL=%s\nLAB_SERIES=kernel-patches/%s\nLAB_SERIES_PATCHES="%s"\n' \
-		"$LAB_KERNEL" "$LAB_KERNEL" "$(for p in "${patches[@]}"; do printf '%s ' "${p##*/}"; done)" \
+		"$LAB_KERNEL" "$([[ -n $LAB_KSRC ]] && echo none || echo "$LAB_KERNEL")" \
+		"$(for p in "${patches[@]}"; do printf '%s ' "${p##*/}"; done)" \
 		>"$LAB_BUILD/kernel.env.tmp"
 	if cmp -s "$LAB_BUILD/kernel.env.tmp" "$LAB_BUILD/kernel.env"; then
 		rm "$LAB_BUILD/kernel.env.tmp"
@@ -58,8 +71,9 @@ link() {
 		mv "$LAB_BUILD/kernel.env.tmp" "$LAB_BUILD/kernel.env"
 	fi
 }
-# .lab-built holds the hash (series, fragments, flavour) of the last build that finished.
-built() { [[ -f $tree/.lab-built && $(<"$tree/.lab-built") == "$hash" ]]; }
+# .lab-built holds the hash (series, fragments, flavour) of the last build that finished. A user's
+# tree changes behind the lab's back: Kbuild is asked every time, and decides what is stale.
+built() { [[ -z $LAB_KSRC && -f $tree/.lab-built && $(<"$tree/.lab-built") == "$hash" ]]; }
 if built; then
 	link
 	exit 0
@@ -86,8 +100,8 @@ git_in() { # repository work-tree git-args...
 		-c user.email=lab@dontfork.invalid "${@:3}"
 }
 g() { git_in "$repo" "$tree" "$@"; }
-[[ -d $tree/.git && ! -d $repo ]] && mv "$tree/.git" "$repo"
-if [[ ! -d $repo ]]; then
+[[ -z $LAB_KSRC && -d $tree/.git && ! -d $repo ]] && mv "$tree/.git" "$repo"
+if [[ -z $LAB_KSRC && ! -d $repo ]]; then
 	echo "kernel: extracting ${LAB_TARBALL##*/} ($version) into $tree (git repository $repo)"
 	rm -rf "$tree" "$tree.tmp" "$repo.tmp"
 	mkdir -p "$tree.tmp"
@@ -104,56 +118,65 @@ if [[ ! -d $repo ]]; then
 fi
 # The series on pristine, built in a scratch index so that the working tree is untouched until the
 # checkout, which then writes only the files whose content changes.
-rm -f "$tree/.lab-built"
-index=$repo/lab-index
-GIT_INDEX_FILE=$index g read-tree pristine
-for p in "${patches[@]}"; do
-	echo "kernel: applying ${p##*/}"
-	GIT_INDEX_FILE=$index g apply --cached "$p" ||
-		die "patch ${p##*/} (kernel-patches/$LAB_KERNEL/series) does not apply to linux-source $version"
-done
-patched=$(GIT_INDEX_FILE=$index g write-tree)
-commit=$(g commit-tree "$patched" -p pristine -m "kernel-patches/$LAB_KERNEL $hash")
-rm -f "$index"
-g checkout -q -f -B lab "$commit"
-step patch
+if [[ -z $LAB_KSRC ]]; then
+	rm -f "$tree/.lab-built"
+	index=$repo/lab-index
+	GIT_INDEX_FILE=$index g read-tree pristine
+	for p in "${patches[@]}"; do
+		echo "kernel: applying ${p##*/}"
+		GIT_INDEX_FILE=$index g apply --cached "$p" ||
+			die "patch ${p##*/} (kernel-patches/$LAB_KERNEL/series) does not apply to linux-source $version"
+	done
+	patched=$(GIT_INDEX_FILE=$index g write-tree)
+	commit=$(g commit-tree "$patched" -p pristine -m "kernel-patches/$LAB_KERNEL $hash")
+	rm -f "$index"
+	g checkout -q -f -B lab "$commit"
+	step patch
+else
+	mkdir -p "$tree"
+	echo "kernel: Linux $version from $LAB_KSRC, built out of tree in $tree (the lab's series not applied)"
+fi
 
-kmake() { make -C "$tree" ARCH=x86_64 -j"$(nproc)" "$@"; }
+# Out of tree (O=) for a user's tree: Kbuild writes only into $tree.
+kmake() { make -C "$src" ${LAB_KSRC:+O="$tree"} ARCH=x86_64 -j"$(nproc)" "$@"; }
 
 # Configured afresh whenever the hash changed: the same fragments give the same .config, and Kbuild
 # rebuilds only what a changed option touches.
-kmake -s tinyconfig
-(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "${fragments[@]}") >"$tree/.lab-merge.log"
-kmake -s olddefconfig
-# merge_config.sh only warns; a dropped option must stop the build, naming the option. An
-# option under a "# kernel-patches/NNNN" comment comes from that patch: a series without it
-# (e.g. 6.12's, before 0002 is ported) builds without the option instead.
-dropped=() needs=""
-while read -r line; do
-	case $line in
-	"# kernel-patches/"[0-9][0-9][0-9][0-9]*)
-		needs=${line#\# kernel-patches/}
-		needs=${needs:0:4}
-		continue
-		;;
-	CONFIG_*=*)
-		if [[ -n $needs ]] && ! printf '%s\n' "${patches[@]##*/}" | grep -q "^$needs-"; then
-			echo "kernel: $line needs kernel-patches/$LAB_KERNEL/$needs, not in this series"
-		else
-			grep -qxF "$line" "$tree/.config" || dropped+=("$line")
-		fi
-		;;
-	"# CONFIG_"*" is not set")
-		opt=${line#\# }
-		opt=${opt%% *}
-		! grep -q "^$opt=" "$tree/.config" || dropped+=("$line")
-		;;
-	esac
-	needs=""
-done < <(cat "${fragments[@]}")
-if [[ ${#dropped[@]} -gt 0 ]]; then
-	printf 'kernel: option dropped by olddefconfig (unmet dependency?): %s\n' "${dropped[@]}" >&2
-	die "config fragment did not survive; see $tree/.config"
+if [[ -z $LAB_KSRC || ! -f $tree/.lab-configured || $(<"$tree/.lab-configured") != "$hash" ]]; then
+	kmake -s tinyconfig
+	(cd "$tree" && "$src/scripts/kconfig/merge_config.sh" -m .config "${fragments[@]}") >"$tree/.lab-merge.log"
+	kmake -s olddefconfig
+	# merge_config.sh only warns; a dropped option must stop the build, naming the option. An
+	# option under a "# kernel-patches/NNNN" comment comes from that patch: a series without it
+	# (e.g. 6.12's, before 0002 is ported) builds without the option instead.
+	dropped=() needs=""
+	while read -r line; do
+		case $line in
+		"# kernel-patches/"[0-9][0-9][0-9][0-9]*)
+			needs=${line#\# kernel-patches/}
+			needs=${needs:0:4}
+			continue
+			;;
+		CONFIG_*=*)
+			if [[ -n $needs ]] && ! printf '%s\n' "${patches[@]##*/}" | grep -q "^$needs-"; then
+				echo "kernel: $line needs kernel-patches/${LAB_KSRC:+*}${LAB_KSRC:-$LAB_KERNEL}/$needs, not in this series"
+			else
+				grep -qxF "$line" "$tree/.config" || dropped+=("$line")
+			fi
+			;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }
+			opt=${opt%% *}
+			! grep -q "^$opt=" "$tree/.config" || dropped+=("$line")
+			;;
+		esac
+		needs=""
+	done < <(cat "${fragments[@]}")
+	if [[ ${#dropped[@]} -gt 0 ]]; then
+		printf 'kernel: option dropped by olddefconfig (unmet dependency?): %s\n' "${dropped[@]}" >&2
+		die "config fragment did not survive; see $tree/.config"
+	fi
+	echo "$hash" >"$tree/.lab-configured"
 fi
 step configure
 
@@ -191,9 +214,14 @@ compiled=$(grep -cE '^  (CC|AS)' "$tree/.lab-build.log" || true)
 echo "kernel: compiled $compiled files"
 step compile
 printf '%s\n' "${times[@]}" >"$tree/.lab-times"
-echo "$hash" >"$tree/.lab-built"
+# What the guest's programs are built against: rewritten only when it changes (a user's tree: when
+# the kernel image does), since its time stamp makes them stale.
+built_id=$hash
+[[ -z $LAB_KSRC ]] || built_id+=" $(sha256sum "$tree/arch/x86/boot/bzImage" | cut -c1-12)"
+[[ -f $tree/.lab-built && $(<"$tree/.lab-built") == "$built_id" ]] || echo "$built_id" >"$tree/.lab-built"
 link
 echo "kernel: built in $((SECONDS - start)) s"
+[[ -z $LAB_KSRC ]] || exit 0
 
 # Other trees in this folder (another Debian version, the lab's older one-tree-per-hash layout) are
 # regenerable and large.

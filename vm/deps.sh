@@ -3,9 +3,13 @@
 # The check is one dpkg-query call, so a machine that has everything pays no apt time.
 set -euo pipefail
 
-pkgs=("linux-source-${KERNEL:-6.1}" qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
+# The kernel's source (none for a user's tree, KERNEL_SRC), and 6.12's, where cow.c comes from for a
+# kernel older than 6.2 (vm/guest.mk: COW_TARBALL).
+pkgs=(linux-source-6.12)
+[[ -n ${KERNEL_SRC:-} || ${KERNEL:-6.1} == 6.12 ]] || pkgs+=("linux-source-${KERNEL:-6.1}")
+pkgs+=(qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
       cpio xz-utils kmod git e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
-      gnuplot-nox liburing-dev)
+      gnuplot-nox liburing-dev gdb)
 
 missing=()
 for p in "${pkgs[@]}"; do

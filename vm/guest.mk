@@ -6,6 +6,9 @@
 # calls). dontfork_demo and the test of its rows also link the demo's scenarios.
 .DEFAULT_GOAL := all
 KTREE := $(BUILD)/linux
+# The tree's sources: the tree itself, or, for a user's tree built out of tree (KERNEL_SRC), the
+# source folder Kbuild links from the object folder.
+KSRC := $(if $(wildcard $(KTREE)/source/Makefile),$(KTREE)/source,$(KTREE))
 GUEST := $(BUILD)/guest
 OBJ := $(BUILD)/obj
 STAMP := $(KTREE)/.lab-built
@@ -39,8 +42,9 @@ KERNEL_ENV := $(GUEST)/lab/kernel.env
 # has it builds it from itself; otherwise (6.1) it comes from COW_TARBALL: only the files it needs,
 # extracted into $(BUILD)/cow-src, with the uapi headers it was written for (headers_install).
 COW_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
-COW_TREE ?= $(if $(wildcard $(KTREE)/tools/testing/selftests/mm/cow.c),$(KTREE),$(BUILD)/cow-src)
+COW_TREE ?= $(if $(wildcard $(KSRC)/tools/testing/selftests/mm/cow.c),$(KSRC),$(BUILD)/cow-src)
 COW_MM := $(COW_TREE)/tools/testing/selftests/mm
+COW_HDR := $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(COW_TREE),$(KTREE))/usr/include
 COW := $(if $(wildcard tests/cow_test.sh),$(GUEST)/lab/bin/cow $(GUEST)/lab/tests/cow-known.txt)
 # The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
 DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md)) $(GUEST)/lab/docs/capture
@@ -58,7 +62,7 @@ $(GUEST)/lab/tests/demo_rows_test: private CPPFLAGS += -Idemo
 $(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: $(ODIRECT)
 $(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: private LDLIBS += -pthread
 $(GUEST)/lab/tests/odirect_test: private CPPFLAGS += -Idemo
-$(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KTREE)/tools/testing/selftests -Itests/lib
+$(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KSRC)/tools/testing/selftests -Itests/lib
 $(GUEST)/lab/bin/% $(GUEST)/lab/tests/pindma_test: private LDLIBS += -pthread
 # The verbs programs are the dynamic ones: libibverbs loads its providers with dlopen().
 VERBS := $(GUEST)/lab/demo/verbs_demo $(GUEST)/lab/bench/reg_bench
@@ -150,7 +154,7 @@ COW_URING := $(wildcard /usr/lib/x86_64-linux-gnu/liburing.a)
 $(GUEST)/lab/bin/cow: $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(BUILD)/cow-src/.lab-extracted,$(STAMP))
 	@mkdir -p $(@D) $(OBJ)/cow
 	@echo '$(if $(COW_URING),#define LOCAL_CONFIG_HAVE_LIBURING 1)' >$(OBJ)/cow/local_config.h
-	$(CC) -O2 -g -Wall -I$(OBJ)/cow -isystem $(COW_TREE)/usr/include $(LDFLAGS) -o $@ \
+	$(CC) -O2 -g -Wall -I$(OBJ)/cow -isystem $(COW_HDR) $(LDFLAGS) -o $@ \
 		$(wildcard $(addprefix $(COW_MM)/,cow.c vm_util.c thp_settings.c)) $(if $(COW_URING),-luring)
 
 $(GUEST)/lab/tests/cow-known.txt: tests/cow-known.txt

@@ -5,12 +5,22 @@ LAB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The kernel trees are large and regenerable: they live in a cache folder outside the repository.
 LAB_CACHE=${DONTFORK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dontfork-lab}
 # The kernel: Debian's linux-source-$KERNEL (6.1, the default, or 6.12) with kernel-patches/$KERNEL/.
-# Each kernel and flavour (normal, debug) gets its own tree, and its own build folder: build/ for 6.1,
-# build/6.12/ for 6.12, with debug/ below either.
+# Each kernel and flavour (normal, debug, gdb) gets its own tree, and its own build folder: build/ for
+# 6.1, build/6.12/ for 6.12, with debug/ or gdb/ below either.
 LAB_KERNEL=${KERNEL:-6.1}
 LAB_FLAVOUR=${FLAVOUR:-normal}
 LAB_BUILD=$LAB_TOP/build
-[[ $LAB_KERNEL == 6.1 ]] || LAB_BUILD+=/$LAB_KERNEL
+# Or a user's own tree (KERNEL_SRC=DIR, any tree >= 6.1): built out of tree (O=) into the cache, never
+# written to, and not patched; its build folder is build/src-NAME-HASH (the same name as the Makefile's).
+LAB_KSRC=""
+if [[ -n ${KERNEL_SRC:-} ]]; then
+	LAB_KSRC=$(cd "$KERNEL_SRC" 2>/dev/null && pwd -P) ||
+		{ echo "${0##*/}: KERNEL_SRC=$KERNEL_SRC: no such directory" >&2; exit 1; }
+	LAB_KERNEL=src
+	LAB_BUILD+=/src-${LAB_KSRC##*/}-$(printf '%s' "$LAB_KSRC" | sha1sum | cut -c1-8)
+else
+	[[ $LAB_KERNEL == 6.1 ]] || LAB_BUILD+=/$LAB_KERNEL
+fi
 [[ $LAB_FLAVOUR == normal ]] || LAB_BUILD+=/$LAB_FLAVOUR
 LAB_BUILD=${BUILD:-$LAB_BUILD}
 LAB_KTREE=$LAB_BUILD/linux

@@ -14,10 +14,13 @@ is_dynamic() { ldd "$1" >/dev/null 2>&1; }
 gen=$LAB_BUILD/gen_init_cpio
 [[ -x $busybox ]] || die "$busybox missing (package busybox-static)"
 ! is_dynamic "$busybox" || die "$busybox is not static (install busybox-static)"
-[[ -f $LAB_KTREE/usr/gen_init_cpio.c ]] || die "no kernel tree at $LAB_KTREE; run vm/build-kernel.sh"
+# The tree's sources (for a user's tree built out of tree, the folder Kbuild links as source).
+ksrc=$LAB_KTREE
+[[ ! -f $LAB_KTREE/source/Makefile ]] || ksrc=$LAB_KTREE/source
+[[ -f $ksrc/usr/gen_init_cpio.c ]] || die "no kernel tree at $LAB_KTREE; run vm/build-kernel.sh"
 mkdir -p "$stage"
-if [[ ! -x $gen || $gen -ot $LAB_KTREE/usr/gen_init_cpio.c ]]; then
-	gcc -O2 -o "$gen" "$LAB_KTREE/usr/gen_init_cpio.c"
+if [[ ! -x $gen || $gen -ot $ksrc/usr/gen_init_cpio.c ]]; then
+	gcc -O2 -o "$gen" "$ksrc/usr/gen_init_cpio.c"
 fi
 
 spec=$(mktemp)

@@ -21,7 +21,7 @@ int main(void)
 	printf("odirect_demo on Linux %s (expectations: the %s table); a 1 MiB - 2 KiB O_DIRECT read "
 	       "of the odirect disk (1 MiB/s), PFNs of its last page in hex\n",
 	       lab_kernel_release(), lab_expect_table());
-	printf("%-2s %-18s %-9s %-19s %-9s %-13s %-10s %-9s %s\n", "#", "row", "in flight",
+	printf("%-2s %-21s %-9s %-19s %-9s %-13s %-10s %-9s %s\n", "#", "row", "in flight",
 	       "parent pfn", "child pfn", "bytes missing", "child got", "observed", "expected");
 	for (unsigned int i = 0; i < n_odirect_rows; i++) {
 		const struct odirect_row *row = &odirect_rows[i];
@@ -32,7 +32,7 @@ int main(void)
 
 		if (row->fork)
 			snprintf(child, sizeof(child), "%llx", (unsigned long long)o.pfn_child);
-		printf("%-2u %-18s %-9ld %7llx->%-10llx %-9s %-13ld %-10s %-9s %s%s\n", i + 1,
+		printf("%-2u %-21s %-9ld %7llx->%-10llx %-9s %-13ld %-10s %-9s %s%s\n", i + 1,
 		       row->name, o.inflight, (unsigned long long)o.pfn_before,
 		       (unsigned long long)o.pfn_after, child, o.missing,
 		       row->fork ? (o.child_has_data ? "yes" : "no") : "-",

@@ -4,12 +4,12 @@
 set -euo pipefail
 
 # The kernel's source (none for a user's tree, KERNEL_SRC), and 6.12's, where cow.c comes from for a
-# kernel older than 6.2 (vm/guest.mk: COW_TARBALL).
+# kernel older than 6.2 (vm/guest.mk: COW_TARBALL). rsync: the kernel's headers_install uses it.
 pkgs=(linux-source-6.12)
 [[ -n ${KERNEL_SRC:-} || ${KERNEL:-6.1} == 6.12 ]] || pkgs+=("linux-source-${KERNEL:-6.1}")
 pkgs+=(qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
       cpio xz-utils kmod git e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
-      gnuplot-nox liburing-dev gdb)
+      gnuplot-nox liburing-dev gdb rsync)
 
 missing=()
 for p in "${pkgs[@]}"; do

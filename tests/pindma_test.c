@@ -10,6 +10,7 @@
 #include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -816,6 +817,118 @@ TEST(threads_race_unpin_dma_and_close)
 	EXPECT_EQ(before.pages_held, info(watch).pages_held);
 	close(watch);
 	munmap(buf, SIZE);
+}
+
+/* pin.c pins in batches of this many pages, each under its own hold of mmap_lock. */
+#define PIN_BATCH 512
+#define BIG_PAGES (PIN_BATCH + 100)
+
+/*
+ * A range longer than one batch, failing in its second batch: every page of both batches must
+ * be released, by the kernel's FOLL_PIN counters, VmPin and the pages' references.
+ */
+TEST(failure_in_a_later_batch_releases_every_batch)
+{
+	char *buf = mmap(NULL, BIG_PAGES * LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long vmpin = lab_status_kb("VmPin"), pins = lab_foll_pins();
+	int fd = pindma_open();
+	struct pindma_info before;
+	uint32_t h;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_LE(0, fd);
+	memset(buf, 1, BIG_PAGES * LAB_PAGE);
+	before = info(fd);
+	ASSERT_EQ(0, mprotect(buf + (PIN_BATCH + 50) * LAB_PAGE, LAB_PAGE, PROT_NONE));
+	EXPECT_EQ(-EFAULT, pindma_pin(fd, buf, BIG_PAGES * LAB_PAGE, PINDMA_MODE_GUP, 0, &h));
+	EXPECT_EQ(-EFAULT, pindma_pin(fd, buf, BIG_PAGES * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0,
+				      &h));
+	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(pins, lab_foll_pins());
+	ASSERT_EQ(0, mprotect(buf + (PIN_BATCH + 50) * LAB_PAGE, LAB_PAGE, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(0, lab_referenced_pages(buf, BIG_PAGES * LAB_PAGE));
+	EXPECT_EQ(before.handles, info(fd).handles);
+	EXPECT_EQ(before.pages_held, info(fd).pages_held);
+	close(fd);
+	munmap(buf, BIG_PAGES * LAB_PAGE);
+}
+
+#define SLOW_FILE "/mnt/odirect/data"	/* 8 MiB on the lab's 1 MiB/s odirect disk */
+#define SLOW_LEN (8 << 20)
+
+struct slow_pin {
+	int fd;
+	char *map;
+	int result;
+	atomic_bool done;
+};
+
+static void *slow_pin_main(void *arg)
+{
+	struct slow_pin *s = arg;
+	uint32_t h = 0;
+
+	s->result = pindma_pin(s->fd, s->map, SLOW_LEN, PINDMA_MODE_GUP, 0, &h);
+	atomic_store(&s->done, true);
+	if (!s->result)
+		pindma_unpin(s->fd, h);
+	return NULL;
+}
+
+static long resident_pages(char *map)
+{
+	static unsigned char vec[SLOW_LEN / 4096];
+	long n = 0;
+
+	if (mincore(map, SLOW_LEN, vec))
+		return -1;
+	for (size_t i = 0; i < sizeof(vec); i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/*
+ * A pin of many file pages read from a slow disk takes seconds; mmap() in another thread, which
+ * needs mmap_lock for writing, must get in between two batches rather than after the whole pin.
+ * The judge is the page cache (mincore), not the driver: when that mmap() returns, part of the
+ * file is still not read in, and the pin is still running.
+ */
+TEST(mmap_gets_in_between_pin_batches)
+{
+	struct slow_pin s = { .fd = pindma_open() };
+	long resident, at_mmap;
+	bool pin_done_at_mmap;
+	pthread_t t;
+	void *other;
+	int file;
+
+	file = open(SLOW_FILE, O_RDONLY);
+	if (file < 0)
+		SKIP(return, "no %s: the lab's odirect disk is not attached", SLOW_FILE);
+	ASSERT_LE(0, s.fd);
+	s.map = mmap(NULL, SLOW_LEN, PROT_READ, MAP_PRIVATE, file, 0);
+	ASSERT_NE(MAP_FAILED, s.map);
+	ASSERT_EQ(0, lab_write_str("/proc/sys/vm/drop_caches", "3"));
+	ASSERT_EQ(0, resident_pages(s.map)) TH_LOG("the file is cached: nothing to judge");
+	ASSERT_EQ(0, pthread_create(&t, NULL, slow_pin_main, &s));
+	/* The pin is faulting pages in, under mmap_lock, once the first ones are resident. */
+	for (int i = 0; i < 1000 && !(resident = resident_pages(s.map)); i++)
+		usleep(10 * 1000);
+	ASSERT_LT(0, resident);
+	other = mmap(NULL, LAB_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pin_done_at_mmap = atomic_load(&s.done);
+	at_mmap = resident_pages(s.map);
+	ASSERT_NE(MAP_FAILED, other);
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, s.result) TH_LOG("PIN: %s", strerror(-s.result));
+	TH_LOG("mmap() returned with %ld of %lu pages read in", at_mmap, SLOW_LEN / LAB_PAGE);
+	EXPECT_FALSE(pin_done_at_mmap);
+	EXPECT_GT((long)(SLOW_LEN / LAB_PAGE), at_mmap);
+	munmap(other, LAB_PAGE);
+	munmap(s.map, SLOW_LEN);
+	close(file);
+	close(s.fd);
 }
 
 LAB_HARNESS_MAIN

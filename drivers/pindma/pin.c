@@ -8,12 +8,12 @@
  * PINDMA_MODE_GUP takes a page reference (FOLL_GET) and puts it,
  * PINDMA_MODE_PIN_LONGTERM takes a FOLL_PIN|FOLL_LONGTERM pin and unpins it.
  *
- * Locking: mmap_read_lock is held over the VMA checks and GUP, with none of
- * the driver's locks held. The mm is kept with mmgrab() rather than mmget():
- * it only needs to outlive the handle so that the pinned_vm charge can be
- * returned, and must not keep the address space alive after the process
- * exits. Releasing pages sleeps, so a handle is released in process context
- * with no lock held.
+ * Locking: mmap_read_lock is taken killably for each batch of pages and held
+ * over that batch's VMA checks and GUP, with none of the driver's locks held.
+ * The mm is kept with mmgrab() rather than mmget(): it only needs to outlive
+ * the handle so that the pinned_vm charge can be returned, and must not keep
+ * the address space alive after the process exits. Releasing pages sleeps,
+ * so a handle is released in process context with no lock held.
  */
 
 #include <linux/capability.h>
@@ -117,33 +117,52 @@ static int pindma_check_vmas(struct mm_struct *mm, unsigned long start,
 }
 
 /*
- * Pin all of h's pages, starting at addr, or none: GUP may take fewer pages
- * than asked for, so it is called until the range is held, and what was held
- * is released if a later call fails.
+ * Pages pinned per hold of mmap_lock: a pin of up to PINDMA_MAX_PAGES pages
+ * (256 MiB) must not keep mmap() and munmap() of the whole process waiting
+ * while it faults them in, possibly from a slow disk.
+ */
+#define PINDMA_PIN_BATCH	512
+
+/*
+ * Pin all of h's pages, starting at addr, or none. Each batch takes the lock
+ * killably, checks its VMAs and calls GUP until the batch is held (GUP may
+ * take fewer pages than asked for); when anything fails, every page pinned
+ * so far, in this batch and the earlier ones, is released.
  */
 static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 {
 	unsigned int gup_flags = h->writable ? FOLL_WRITE : 0;
 	struct mm_struct *mm = h->mm;
-	unsigned long pinned = 0;
-	long ret;
+	unsigned long pinned = 0, end;
+	long ret = 0;
 
-	/* One read lock over the check and GUP: the VMAs stay as checked. */
-	mmap_read_lock(mm);
-	ret = pindma_check_vmas(mm, addr, addr + (h->npages << PAGE_SHIFT),
-				h->writable);
 	while (!ret && pinned < h->npages) {
-		ret = pindma_pin_user_range(addr + (pinned << PAGE_SHIFT),
-					    h->npages - pinned, h->mode,
-					    gup_flags, h->pages + pinned);
-		if (ret > 0) {
-			pinned += ret;
-			ret = 0;
-		} else if (!ret) {
-			ret = -EFAULT;
+		end = min(pinned + PINDMA_PIN_BATCH, h->npages);
+		if (mmap_read_lock_killable(mm)) {
+			ret = -EINTR;
+			break;
 		}
+		/* One read lock over the check and GUP: the VMAs stay as checked. */
+		ret = pindma_check_vmas(mm, addr + (pinned << PAGE_SHIFT),
+					addr + (end << PAGE_SHIFT),
+					h->writable);
+		while (!ret && pinned < end) {
+			ret = pindma_pin_user_range(addr + (pinned << PAGE_SHIFT),
+						    end - pinned, h->mode,
+						    gup_flags,
+						    h->pages + pinned);
+			if (ret > 0) {
+				pinned += ret;
+				ret = 0;
+			} else if (!ret) {
+				ret = -EFAULT;
+			}
+		}
+		mmap_read_unlock(mm);
+		if (!ret && pinned < h->npages && fatal_signal_pending(current))
+			ret = -EINTR;
+		cond_resched();
 	}
-	mmap_read_unlock(mm);
 
 	if (ret)
 		pindma_unpin_pages(h->pages, pinned, h->mode, false);

@@ -8,7 +8,13 @@
  * owns must be back where they started. The kernel's own detectors (a debug flavour kernel)
  * do the rest.
  *
- *   pindma_fuzz [--seed N] [--ops N] [--procs N] [--threads N]
+ *   pindma_fuzz [--seed N] [--ops N] [--procs N] [--threads N] [--faults]
+ *
+ * --faults: each worker thread sets its /proc/thread-self/make-it-fail once its own pages
+ * are mapped, so that the kernel's fault injection, armed by the caller (tests/fault_test),
+ * fails its allocations and user copies, in the driver and in its forks and mm calls. Every
+ * call may then also answer ENOMEM or EFAULT, and nothing else more; a failed call is never
+ * checked against memory, a successful one always is.
  *
  * The seed is printed; a worker's sequence of operations depends only on the seed and
  * its number, so a failing seed replays the same calls (their interleaving may differ).
@@ -70,6 +76,9 @@ static const char *const tally_names[] = {
 
 static _Atomic long *tally;
 
+/* --faults: allocations and user copies of the worker threads fail at random. */
+static bool faults;
+
 #define COUNT(t) atomic_fetch_add(&tally[t], 1)
 
 struct thread {
@@ -108,8 +117,15 @@ static unsigned int bit(int e)
 #define OK_JUNK (bit(0) | bit(ENOTTY) | bit(EFAULT) | bit(EINVAL) | bit(ENOENT) | \
 		 bit(EBADF) | OK_DMA | OK_PIN)
 
+/* What any call may answer besides, when faults are injected: a failed allocation or copy. */
+static unsigned int fault_errnos(void)
+{
+	return faults ? bit(ENOMEM) | bit(EFAULT) : 0;
+}
+
 static void check(struct thread *t, const char *what, int ret, unsigned int allowed)
 {
+	allowed |= fault_errnos();
 	if (ret > 0)
 		ret = 0;
 	if (ret)
@@ -343,10 +359,19 @@ static void op_check(struct thread *t)
 			break;
 		}
 	for (uint32_t i = 0; i < OWN_PAGES; i++) {
+		uint64_t want;
+
 		ret = pindma_query(t->p->fd, h, i, &pfn);
 		check(t, "QUERY (own pages)", ret, bit(0));
-		if (!ret && pfn != lab_pfn(t->own + i * LAB_PAGE))
+		if (ret)
+			continue;
+		/* Reading pagemap may fail as well under --faults; it is never a wrong PFN. */
+		if (lab_pfn_read(t->own + i * LAB_PAGE, &want)) {
+			if (!faults)
+				finding(t, "reading pagemap failed");
+		} else if (pfn != want) {
 			finding(t, "QUERY's PFN is not pagemap's");
+		}
 	}
 	check(t, "UNPIN (own pages)", pindma_unpin(t->p->fd, h), bit(0));
 }
@@ -434,10 +459,14 @@ static void op_fork(struct thread *t)
 
 		if (h && !pindma_dma(c.p->fd, PINDMA_IOC_DMA_READ, h, 0, b, 1, &e))
 			_exit(3);
-		if (mine && (pindma_dma(c.p->fd, PINDMA_IOC_DMA_READ, mine, 0, b, 1, &e) != -EPERM ||
-			     pindma_unpin(c.p->fd, mine) != -EPERM))
+		if (mine && (!(bit(-pindma_dma(c.p->fd, PINDMA_IOC_DMA_READ, mine, 0, b, 1, &e)) &
+			       (bit(EPERM) | fault_errnos())) ||
+			     !(bit(-pindma_unpin(c.p->fd, mine)) & (bit(EPERM) | fault_errnos()))))
 			_exit(5);
 		c.p->fd = pindma_open();
+		/* Under --faults the open may fail (ENOMEM, EFAULT, ENFILE): nothing to pin on. */
+		if (c.p->fd < 0)
+			_exit(faults ? 0 : 6);
 		memset((void *)c.p->handles, 0, sizeof(c.p->handles));
 		for (int i = 0; i < 4; i++)
 			op_pin(&c);
@@ -494,6 +523,10 @@ static void *thread_main(void *arg)
 		return NULL;
 	}
 	memset(t->own, t->id, OWN_PAGES * LAB_PAGE);
+	if (faults && lab_write_str("/proc/thread-self/make-it-fail", "1")) {
+		finding(t, "setting /proc/thread-self/make-it-fail");
+		return NULL;
+	}
 
 	for (long i = 0; i < n && !atomic_load(&t->p->failed); i++) {
 		uint32_t h;
@@ -616,6 +649,7 @@ int main(int argc, char **argv)
 		{ "ops", required_argument, NULL, 'n' },
 		{ "procs", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "faults", no_argument, NULL, 'f' },
 		{ 0 },
 	};
 	unsigned long seed = (unsigned long)time(NULL) ^ getpid();
@@ -625,7 +659,7 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	pid_t pids[64];
 
-	while ((c = getopt_long(argc, argv, "s:n:p:t:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:p:t:f", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoul(optarg, NULL, 0);
@@ -639,16 +673,19 @@ int main(int argc, char **argv)
 		case 't':
 			threads = atoi(optarg);
 			break;
+		case 'f':
+			faults = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [--seed N] [--ops N] [--procs N] [--threads N]\n",
-				argv[0]);
+			fprintf(stderr, "usage: %s [--seed N] [--ops N] [--procs N] [--threads N] "
+				"[--faults]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (procs < 1 || procs > 64 || threads < 1 || threads > 16 || ops < 1)
 		return fprintf(stderr, "pindma_fuzz: 1..64 procs, 1..16 threads\n"), 2;
-	printf("pindma_fuzz: seed %lu, %ld operations, %d processes x %d threads, memory:", seed,
-	       ops, procs, threads);
+	printf("pindma_fuzz: seed %lu, %ld operations, %d processes x %d threads%s, memory:", seed,
+	       ops, procs, threads, faults ? ", faults injected" : "");
 	for (int k = 0; k < NKINDS; k++)
 		printf(" %s", kind_names[k]);
 	printf("\n");

@@ -194,7 +194,9 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
 		return ERR_PTR(-ENOMEM);
-	h->pages = kvcalloc(npages, sizeof(*h->pages), GFP_KERNEL_ACCOUNT);
+	/* The length is the caller's: a failure is ENOMEM, not a warning. */
+	h->pages = kvcalloc(npages, sizeof(*h->pages),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!h->pages) {
 		ret = -ENOMEM;
 		goto err_free_handle;

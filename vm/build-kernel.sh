@@ -204,7 +204,9 @@ cold=1
 targets=(bzImage modules headers)
 # make gdb's flavour: the tree's gdb helpers (vmlinux-gdb.py), which only `make all` would link.
 ! grep -q '^CONFIG_GDB_SCRIPTS=y' "$tree/.config" || targets+=(scripts_gdb)
-kmake "${targets[@]}" >"$tree/.lab-build.log" 2>&1 &
+# The log exists before the progress line first reads it (the background job opens it itself).
+: >"$tree/.lab-build.log"
+kmake "${targets[@]}" >>"$tree/.lab-build.log" 2>&1 &
 kpid=$!
 progress "$kpid" "$tree/.lab-build.log"
 wait "$kpid" ||

@@ -165,11 +165,11 @@ TEST_F_TIMEOUT(file, write_wait_waits_for_writeback_in_flight, 120)
  * On the lab's slow disk (vm/run --disk IMAGE,slow: 8 MiB/s) the 8 MiB stay under writeback for
  * about a second, so what a call leaves in flight is seen. len 0 means to the end of the file;
  * 0001 once passed it on as an empty range, and WRITE_WAIT then waited for nothing.
- */
-/*
- * Dirty the file and start its write-out with ASYNC_WRITE over len; true once pages are seen in
- * flight. A guest stalled for a second by a busy host can find the write-out already done, so up
- * to three tries: a synchronous ASYNC_WRITE never leaves a page in flight, whatever the tries.
+ *
+ * start_write_out() dirties the file and starts its write-out with ASYNC_WRITE over len; true once
+ * pages are seen in flight. A guest stalled for a second by a busy host can find the write-out
+ * already done, so up to three tries: a synchronous ASYNC_WRITE never leaves a page in flight,
+ * whatever the tries.
  */
 static bool start_write_out(struct __test_metadata *_metadata, FIXTURE_DATA(file) *self,
 			    off_t len, int *dirty, int *wb)

@@ -69,7 +69,8 @@ static long attr_get(enum attr a, const char *knob)
 
 /*
  * Arm every attribute for make-it-fail tasks only: one fault site in interval considered, failed
- * with percent[a] probability, up to a budget of BUDGET faults. verbose=0: a stack dump per fault would read as a splat (vm/run).
+ * with percent[a] probability, up to a budget of BUDGET faults. verbose=0: a stack dump per fault
+ * would read as a splat (vm/run).
  * Both allocators ignore GFP_KERNEL (sleeping) allocations by default and the page allocator
  * order-0 ones too: the driver makes only those.
  */

@@ -29,13 +29,19 @@ long lab_status_kb(const char *field);
 long lab_meminfo_kb(const char *field);
 /* The integer at the start of a /proc or /sys file, or -1. */
 int lab_read_int(const char *path);
+
 /*
- * NULL when the guest's kernel was built with the lab patch numbered number (e.g. "0002"), from
- * what the build applied (/lab/kernel.env), never from probing the kernel, so that a broken patch
- * fails its tests instead of skipping them; otherwise the reason to skip, "this kernel lacks
- * kernel-patches/<kernel>/<number>".
+ * A lock the guest's programs share (a file in /tmp), so that what runs side by side never changes a
+ * global under another's feet: LAB_LOCK_SWITCH is held exclusively by whoever sets
+ * vm.fork_share_pinned and shared by whoever needs it to stay as it is; LAB_LOCK_WRITEBACK
+ * exclusively by whoever stops the flusher or counts the slow disk's sectors. The locked fd (close
+ * it to unlock), or -1.
  */
-const char *lab_lacks_patch(const char *number);
+#define LAB_LOCK_SWITCH "fork-switch"
+#define LAB_LOCK_WRITEBACK "writeback"
+int lab_lock(const char *name, bool exclusive);
+/* At least n free 2 MiB hugetlb pages, raising vm.nr_hugepages if need be; 0 or -1. */
+int lab_reserve_hugepages(int n);
 /* Write value to a /proc or /sys file: 0, or -1 with errno set. */
 int lab_write_str(const char *path, const char *value);
 /* A /proc/vmstat counter, exact (per-CPU deltas folded first through vm.stat_refresh); -1. */
@@ -48,6 +54,24 @@ long lab_foll_pins(void);
  * exact counters and the kmemleak scan after the suite are the leak checks.
  */
 bool lab_memfree_is_exact(void);
+
+/* kernel.c: what the guest knows of its kernel (/lab/kernel.env, written by vm/build-kernel.sh) */
+
+/* The kernel's registry name (kernel-patches/<name>/), or "src" for a user's tree (KERNEL_SRC). */
+const char *lab_kernel_name(void);
+/* Its version, as make kernelversion says. */
+const char *lab_kernel_version(void);
+/* The kernels of the registry (kernel-patches/<name>/), oldest first, blank-separated. */
+const char *lab_kernel_registry(void);
+/* A user's tree, which the lab builds but does not patch. */
+bool lab_is_user_tree(void);
+/*
+ * NULL when the guest's kernel was built with the lab patch numbered number (e.g. "0002"), from
+ * what the build applied, never from probing the kernel, so that a broken patch fails its tests
+ * instead of skipping them; otherwise why not, "this kernel lacks kernel-patches/<kernel>/<number>".
+ * Only a user's tree may lack a patch: the lab's own kernels carry their whole series.
+ */
+const char *lab_lacks_patch(const char *number);
 
 /* pagemap.c: page frame numbers and page flags */
 
@@ -66,6 +90,30 @@ uint64_t lab_page_flags(const void *addr);
  */
 int lab_page_states(const char *map, unsigned long first, unsigned long n, int *dirty,
 		    int *writeback);
+
+/* child.c: the parent/child protocol (one pipe each way, as the kernel's cow.c comm_pipes) */
+
+struct lab_child {
+	pid_t pid;
+	int to_child[2];
+	int to_parent[2];
+};
+/* Fork a child that runs fn(c, arg) and _exit()s with its return; 0, or -1 with errno set. */
+int lab_child_start(struct lab_child *c, int (*fn)(struct lab_child *c, void *arg), void *arg);
+/* Child: send a report of len bytes to the parent; 0 or -1. */
+int lab_child_report(struct lab_child *c, const void *buf, size_t len);
+/* Child: wait for the parent's go; the command byte, or -1 when the parent is gone. */
+int lab_child_wait(struct lab_child *c);
+/* Parent: read a report of exactly len bytes; 0, or -1 (EPIPE: the child ended first). */
+int lab_child_read(struct lab_child *c, void *buf, size_t len);
+/* Parent: let the child go on with cmd; 0 or -1. */
+int lab_child_go(struct lab_child *c, char cmd);
+/* Parent: wait for the child; its wait status, or -1. */
+int lab_child_reap(struct lab_child *c);
+/* Parent: kill and reap the child if it is still there, close the pipes; safe to repeat. */
+void lab_child_end(struct lab_child *c);
+/* A wait status in words ("exited with 0", "killed by Segmentation fault"). */
+const char *lab_wait_status(int status, char *buf, size_t n);
 
 /* process.c: children and privileges */
 

@@ -3,6 +3,7 @@
 #include "lab.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,35 +130,6 @@ int lab_read_int(const char *path)
 	return v;
 }
 
-const char *lab_lacks_patch(const char *number)
-{
-	static char why[128], line[1024], kernel[32] = "?";
-	FILE *f = fopen("/lab/kernel.env", "r");
-	bool found = false;
-
-	if (!f)
-		return "no /lab/kernel.env: which patches this kernel has is unknown";
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "LAB_KERNEL=%31s", kernel) == 1)
-			continue;
-		if (!strncmp(line, "LAB_SERIES_PATCHES=", 19)) {
-			for (char *p = strstr(line, number); p; p = strstr(p + 1, number))
-				if (p[-1] == '"' || p[-1] == ' ')
-					found = true;
-		}
-	}
-	fclose(f);
-	if (found)
-		return NULL;
-	if (!strcmp(kernel, "src"))	/* KERNEL_SRC: a tree the lab does not patch */
-		snprintf(why, sizeof(why),
-			 "this kernel lacks kernel-patches/*/%s (KERNEL_SRC: the lab does not patch it)",
-			 number);
-	else
-		snprintf(why, sizeof(why), "this kernel lacks kernel-patches/%s/%s", kernel, number);
-	return why;
-}
-
 int lab_write_str(const char *path, const char *value)
 {
 	ssize_t n = (ssize_t)strlen(value);
@@ -196,4 +168,35 @@ long lab_foll_pins(void)
 bool lab_memfree_is_exact(void)
 {
 	return access("/sys/kernel/debug/kmemleak", F_OK) != 0;
+}
+
+int lab_lock(const char *name, bool exclusive)
+{
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/lab-%s.lock", name);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0 && flock(fd, exclusive ? LOCK_EX : LOCK_SH)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+int lab_reserve_hugepages(int n)
+{
+	const char *nr = "/proc/sys/vm/nr_hugepages";
+	const char *free = "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages";
+	int have = lab_read_int(free), total = lab_read_int(nr);
+	char count[16];
+
+	if (have < 0 || total < 0)
+		return -1;
+	if (have >= n)
+		return 0;
+	snprintf(count, sizeof(count), "%d", total + n - have);
+	if (lab_write_str(nr, count))
+		return -1;
+	return lab_read_int(free) >= n ? 0 : -1;
 }

@@ -3,7 +3,8 @@
 # Called by the top Makefile after vm/build-kernel.sh, so the tree is in place.
 #
 # The programs share one library, liblab/ (a static archive: each program links only the objects it
-# calls). dontfork_demo and the test of its rows also link the demo's scenarios.
+# calls). The row layer, rows/, is a second one: its table, its records and every family's
+# description; the demo of a family also links that family's *_play.o, which plays it.
 .DEFAULT_GOAL := all
 KTREE := $(BUILD)/linux
 # The tree's sources: the tree itself, or, for a user's tree built out of tree (KERNEL_SRC), the
@@ -14,7 +15,7 @@ OBJ := $(BUILD)/obj
 STAMP := $(KTREE)/.lab-built
 
 # The uapi headers of the tree under test and pindma's ABI header, for every program.
-CPPFLAGS := -isystem $(KTREE)/usr/include -Iliblab -Idrivers/pindma/uapi
+CPPFLAGS := -isystem $(KTREE)/usr/include -Iliblab -Irows -Idrivers/pindma/uapi
 # A function per section, and the linker drops those no program calls: each program carries only the
 # parts of the library it uses.
 CFLAGS := -O2 -g -Wall -Wextra -Werror -ffunction-sections -fdata-sections
@@ -22,19 +23,21 @@ LDFLAGS := -static -Wl,--gc-sections
 
 LIBLAB := $(OBJ)/liblab.a
 LIBLAB_OBJS := $(patsubst liblab/%.c,$(OBJ)/liblab/%.o,$(wildcard liblab/*.c))
+LIBROWS := $(OBJ)/librows.a
+LIBROWS_OBJS := $(patsubst rows/%.c,$(OBJ)/rows/%.o,$(filter-out %_play.c,$(wildcard rows/*.c)))
 # The flags are a prerequisite too: changing them rebuilds every program.
 FLAGS := $(OBJ)/.flags
-HEADERS := $(wildcard liblab/*.h) drivers/pindma/uapi/pindma.h $(STAMP) $(FLAGS)
-SCENARIOS := $(OBJ)/demo/scenario.o
-ODIRECT := $(OBJ)/demo/odirect.o
+HEADERS := $(wildcard liblab/*.h rows/*.h) drivers/pindma/uapi/pindma.h $(STAMP) $(FLAGS)
+PLAY = $(OBJ)/rows/$(1)_play.o
 
 # The programs, by where they go in the guest.
 TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) \
-	$(patsubst tests/%.sh,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.sh)) $(GUEST)/lab/tests/run \
+	$(patsubst tests/%.sh,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.sh)) \
 	$(GUEST)/lab/tests/manifest
 HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/helpers/*.c))
-DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c)) \
-	$(if $(wildcard demo/run),$(GUEST)/lab/demo/run)
+DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c))
+# The scripts that run in the guest (guest/init is the initramfs's /init, vm/mkinitramfs.sh).
+GUEST_SCRIPTS := $(patsubst guest/%,$(GUEST)/lab/guest/%,$(filter-out guest/init,$(wildcard guest/*)))
 BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
 # What the guest knows of its kernel's series (vm/build-kernel.sh writes it).
 KERNEL_ENV := $(GUEST)/lab/kernel.env
@@ -47,21 +50,26 @@ COW_MM := $(COW_TREE)/tools/testing/selftests/mm
 COW_HDR := $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(COW_TREE),$(KTREE))/usr/include
 COW := $(if $(wildcard tests/cow_test.sh),$(GUEST)/lab/bin/cow $(GUEST)/lab/tests/cow-known.txt)
 # The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
-DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md)) $(GUEST)/lab/docs/capture
+DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md))
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
 # The tree's own modules (InfiniBand and rxe are modules, as distros build them), as modules_install
 # lays them out with depmod's index; vm/mkinitramfs.sh puts them into the initramfs.
 KMOD := $(BUILD)/kmod/.lab-installed
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW),$(shell find $(GUEST) -type f 2>/dev/null))
 
-# What each program needs beyond its own source and liblab.
-$(GUEST)/lab/demo/dontfork_demo: $(SCENARIOS)
-$(GUEST)/lab/tests/demo_rows_test: $(SCENARIOS)
-$(GUEST)/lab/tests/demo_rows_test: private CPPFLAGS += -Idemo
-$(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: $(ODIRECT)
-$(GUEST)/lab/demo/odirect_demo $(GUEST)/lab/tests/odirect_test: private LDLIBS += -pthread
-$(GUEST)/lab/tests/odirect_test: private CPPFLAGS += -Idemo
+# What each program needs beyond its own source and liblab: the row layer (records are JSON,
+# written and read with Debian's json-c), and the families a demo plays.
+ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test
+$(ROWS_PROGRAMS): $(LIBROWS)
+$(ROWS_PROGRAMS): private LDLIBS += -ljson-c
+$(GUEST)/lab/demo/dontfork_demo: $(call PLAY,pindma)
+$(GUEST)/lab/demo/consumers_demo: $(call PLAY,pipes)
+$(GUEST)/lab/demo/consumers_demo: private LDLIBS += -luring
+$(GUEST)/lab/demo/odirect_demo: $(call PLAY,odirect)
+$(GUEST)/lab/demo/odirect_demo: private LDLIBS += -pthread
+$(GUEST)/lab/demo/fadvise_demo: $(call PLAY,fadvise)
+$(GUEST)/lab/demo/verbs_demo: $(call PLAY,verbs)
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KSRC)/tools/testing/selftests -Itests/lib
 $(GUEST)/lab/bin/% $(GUEST)/lab/tests/pindma_test: private LDLIBS += -pthread
 # The verbs programs are the dynamic ones: libibverbs loads its providers with dlopen().
@@ -75,7 +83,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -114,18 +122,21 @@ $(FLAGS): FORCE
 $(OBJ)/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
-$(SCENARIOS): demo/scenario.h
-$(ODIRECT): demo/odirect.h
 
 $(LIBLAB): $(LIBLAB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-# One rule for every program: its source, the objects it names above, then the library.
+$(LIBROWS): $(LIBROWS_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# One rule for every program: its source, the objects it names above, then the libraries.
 define program
 $(GUEST)/lab/$(1)/%: $(2)/%.c $$(LIBLAB) $$(HEADERS)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$< $$(filter %.o,$$^) $$(LIBLAB) $$(LDLIBS)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$< $$(filter %.o,$$^) \
+		$$(filter $$(LIBROWS),$$^) $$(LIBLAB) $$(LDLIBS)
 endef
 $(eval $(call program,tests,tests))
 $(eval $(call program,bin,tests/helpers))
@@ -135,7 +146,7 @@ $(eval $(call program,bench,bench))
 # The programs the guest runner must find: one missing from the guest fails the run.
 $(GUEST)/lab/tests/manifest: FORCE
 	@mkdir -p $(@D)
-	@printf '%s\n' $(filter-out run manifest,$(notdir $(TESTS))) >$@.tmp
+	@printf '%s\n' $(filter-out manifest,$(notdir $(TESTS))) >$@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 # The extracted subset: Kbuild's headers_install needs its Makefiles, scripts and the x86 tools.
@@ -168,6 +179,9 @@ $(GUEST)/lab/tests/%: tests/%.sh
 
 $(GUEST)/lab/%.md: %.md
 	install -D -m 644 $< $@
+
+$(GUEST)/lab/guest/%: guest/%
+	install -D -m 755 $< $@
 
 $(GUEST)/lab/%: %
 	install -D -m 755 $< $@

@@ -34,6 +34,24 @@ LAB_SLOW_DISK=throttling.bps-write=$((8 << 20))
 # The O_DIRECT rows' disk: read-only, found by its serial, reads at 1 MiB/s so that a read of 1 MiB
 # stays in flight for about a second.
 LAB_ODIRECT_DISK=serial=odirect,readonly=on,throttling.bps-read=$((1 << 20))
+# The same image again for the 2009 report's rows (eight page-sized reads sharing pages): four reads a
+# second, so that each read stays in flight while the next reader pins its pages and a thread forks.
+LAB_ODIRECT_IOPS_DISK=serial=odirect-iops,readonly=on,throttling.iops-read=4
+
+# The kernel registry: a kernel is named by its folder kernel-patches/<version>/ (its series, its
+# patches); deps, CI, the docs' kernels table and the guest's expectation table follow from it
+# (kernel-patches/README.md: adding a kernel). Oldest first.
+lab_kernels() {
+	local d
+	for d in "$LAB_TOP"/kernel-patches/*/; do
+		d=${d%/}
+		echo "${d##*/}"
+	done | sort -V
+}
+# The build folder of registry kernel $1 (the default kernel's is build/ itself).
+lab_build_of() {
+	if [[ $1 == 6.1 ]]; then echo "$LAB_TOP/build"; else echo "$LAB_TOP/build/$1"; fi
+}
 
 die() {
 	echo "${0##*/}: $*" >&2

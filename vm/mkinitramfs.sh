@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the base initramfs: busybox, vm/init, everything staged under $LAB_BUILD/guest (the lab's
+# Build the base initramfs: busybox, guest/init, everything staged under $LAB_BUILD/guest (the lab's
 # module, test and demo binaries), the kernel's modules ($LAB_BUILD/kmod), plus the shared libraries of any dynamic program staged there.
 # The archive is written by the kernel's own usr/gen_init_cpio from a spec, so no root is needed for
 # device nodes. Rebuilt only when the spec or a file it names changed.
@@ -51,7 +51,7 @@ for d in /dev /proc /sys /tmp /root /etc /lab/bin /lib/modules/lab; do adddir "$
 echo "nod /dev/console 600 0 0 c 5 1" >>"$spec"
 echo "nod /dev/null 666 0 0 c 1 3" >>"$spec"
 addfile /bin/busybox "$busybox" 755
-addfile /init "$LAB_TOP/vm/init" 755
+addfile /init "$LAB_TOP/guest/init" 755
 addfile /etc/passwd "$LAB_TOP/vm/passwd" 644
 addfile /etc/group "$LAB_TOP/vm/group" 644
 while IFS= read -r -d '' f; do

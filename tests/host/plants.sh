@@ -73,7 +73,7 @@ for c in "${cases[@]}"; do
 	case $plant in
 	missing)
 		{ cat "$build/guest/lab/tests/manifest"; echo ghost_test; } >"$plants/manifest"
-		args=(--add "$plants/manifest:/lab/tests/manifest" -- /lab/tests/run)
+		args=(--add "$plants/manifest:/lab/tests/manifest" -- /lab/guest/run-tests)
 		# A full run, kept short: every program is shadowed by a non-executable file, which the
 		# runner must report as missing too.
 		while read -r p; do
@@ -85,16 +85,16 @@ for c in "${cases[@]}"; do
 	fadvise_len0)
 		plant_kernel
 		export VM_KERNEL=$plants/bzImage-no-len0-fix
-		args=(--disk "$build/disk.img,slow" -- /lab/tests/run
+		args=(--disk "$build/disk.img,slow" -- /lab/guest/run-tests
 			fadvise:file.write_wait_len_0_returns_with_none_in_flight)
 		;;
 	query) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only gup' nobody) ;;
 	pagemap) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only mlock' nobody) ;;
 	leak)
 		args=(--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" --
-			sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/tests/run madvise_test')
+			sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/guest/run-tests madvise_test')
 		;;
-	*) args=(--add "$plants/${plant}_test:/lab/tests/${plant}_test" -- /lab/tests/run "$plant") ;;
+	*) args=(--add "$plants/${plant}_test:/lab/tests/${plant}_test" -- /lab/guest/run-tests "$plant") ;;
 	esac
 	rc=0
 	"$top/vm/run" --name "plant-$plant" "${args[@]}" >"$out" 2>&1 || rc=$?

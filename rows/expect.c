@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Expected verdicts, one table per kernel the lab has a series for (kernel-patches/<version>/ names
+ * them; tests/host/registry.sh holds the two lists equal). The 6.1 table is complete; each later table
+ * holds only the rows whose expectation differs from the table before it, and every such entry names
+ * the upstream commit that changed the behaviour. Beside each table, the rules of its era that the
+ * "why" lines follow. The kernel is the one /lab/kernel.env names: the lab's own kernels by their
+ * registry name, a user's tree (KERNEL_SRC) by its version, matched to the newest table not newer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "lab.h"
+#include "row.h"
+
+struct expectation {
+	const char *row;
+	const char *verdict;
+};
+
+/* Linux 6.1: the lab's base kernel; every row is here. */
+static const struct expectation v6_1[] = {
+	/* pindma */
+	{ "gup", "ORPHANED" },
+	{ "gup-child-exited", "ORPHANED" },
+	{ "gup-dontfork", "COHERENT" },
+	{ "gup-dontfork-dofork", "ORPHANED" },
+	{ "pin", "COHERENT" },
+	{ "pin-dontfork", "COHERENT" },
+	{ "gup-leak", "ORPHANED" },
+	{ "mlock", "ORPHANED" },
+	{ "mlock-dontfork", "COHERENT" },
+	{ "pin-switch-on", "ORPHANED" },
+	{ "pin-switch-on-dontfork", "COHERENT" },
+	{ "pin-switch-off", "COHERENT" },
+	/*
+	 * Before 5.9 do_wp_page() reused a page its mapcount said was the parent's alone; since
+	 * 09854ba94c6a ("mm: do_wp_page() simplification", 5.9) only a page nobody else references
+	 * is reused, and the pin is a reference: the switch brings back fork's sharing, not that.
+	 */
+	{ "pin-switch-on-child-exited", "ORPHANED" },
+	{ "pin-thp", "COHERENT" },
+	{ "pin-thp-dontfork", "COHERENT" },
+	{ "pin-switch-on-thp", "ORPHANED" },
+	{ "pin-switch-on-thp-dontfork", "COHERENT" },
+	{ "pin-hugetlb", "COHERENT" },
+	{ "pin-hugetlb-dontfork", "COHERENT" },
+	{ "pin-switch-on-hugetlb", "ORPHANED" },
+	{ "pin-switch-on-hugetlb-dontfork", "COHERENT" },
+	/* hugetlb_wp() (hugetlb_cow() before 6.0) still reuses a page mapped once. */
+	{ "pin-switch-on-hugetlb-child-exited", "COHERENT" },
+
+	/* vmsplice: a FOLL_GET reference; fork copies only maybe-pinned (FOLL_PIN) pages. */
+	{ "vmsplice-no-fork", "COHERENT" },
+	{ "vmsplice", "ORPHANED" },
+	{ "vmsplice-dontfork", "COHERENT" },
+
+	/* io_uring fixed buffers: FOLL_PIN | FOLL_LONGTERM, copied for the child since 5.9 */
+	{ "iouring", "COHERENT" },
+	{ "iouring-dontfork", "COHERENT" },
+	{ "iouring-switch-on", "ORPHANED" },
+	{ "iouring-switch-on-dontfork", "COHERENT" },
+
+	/* odirect: direct I/O takes its pages with FOLL_GET on 6.1 */
+	{ "odirect-no-fork", "COHERENT" },
+	{ "odirect-fork", "ORPHANED" },
+	{ "odirect-dontfork", "COHERENT" },
+	{ "odirect-own-page", "COHERENT" },
+	/* ext4's direct I/O (iomap) hands the pages to the same bio_iov_iter_get_pages() */
+	{ "odirect-ext4-no-fork", "COHERENT" },
+	{ "odirect-ext4-fork", "ORPHANED" },
+	{ "odirect-ext4-dontfork", "COHERENT" },
+	{ "odirect-ext4-own-page", "COHERENT" },
+	{ "odirect-multi-aligned", "COHERENT" },
+	{ "odirect-multi", "ORPHANED" },
+	{ "odirect-multi-dontfork", "COHERENT" },
+	/* FOLL_GET: the switch changes nothing for it */
+	{ "odirect-multi-switch-on", "ORPHANED" },
+	{ "odirect-multi-switch-on-dontfork", "COHERENT" },
+	{ "odirect-multi-ext4-aligned", "COHERENT" },
+	{ "odirect-multi-ext4", "ORPHANED" },
+	{ "odirect-multi-ext4-dontfork", "COHERENT" },
+
+	/* verbs (ib_umem pins with FOLL_PIN | FOLL_LONGTERM) */
+	{ "switch-off", "COHERENT" },
+	{ "switch-on", "ORPHANED" },
+	{ "switch-on-ibv_fork_init", "COHERENT" },
+	{ "switch-on-RDMAV_FORK_SAFE", "COHERENT" },
+	/*
+	 * What rdma-core's fork support costs, from libibverbs/memory.c: ibv_fork_init() sets
+	 * up its range tree whatever the kernel reports (ibv_is_fork_initialized() says
+	 * UNNEEDED while the kernel copies on fork, but ibv_reg_mr() still marks whole pages
+	 * MADV_DONTFORK), so a sub-page MR takes the rest of its page from a child on every
+	 * kernel; after a registration without it, ibv_fork_init() is EINVAL (too_late).
+	 */
+	{ "switch-on-subpage-mr", "SIGSEGV" },
+	{ "switch-off-subpage-mr", "SIGSEGV" },
+	{ "switch-on-fork_init-after-reg", "EINVAL" },
+	{ "switch-off-fork_init-after-reg", "EINVAL" },
+	/* The freed page is still MADV_DONTFORK until ibv_dereg_mr(). */
+	{ "switch-off-free-before-dereg", "SIGSEGV" },
+	/*
+	 * Each MR's MADV_DONTFORK splits the mapping until vm.max_map_count; mm/madvise.c turns
+	 * the split's ENOMEM into EAGAIN. Without fork support nothing is split.
+	 */
+	{ "switch-off-mr-splits-vmas", "EAGAIN" },
+	{ "switch-off-mr-splits-vmas-no-init", "all-ok" },
+	/*
+	 * A 4 KiB MR at the start of a hugetlb page: without RDMAV_HUGEPAGES_SAFE rdma-core
+	 * madvises 4 KiB, which would split the VMA inside a huge page (hugetlb_vm_op_split():
+	 * EINVAL); with it, the whole huge page is DONTFORK and the child has none of it.
+	 */
+	{ "switch-off-hugetlb-mr", "EINVAL" },
+	{ "switch-off-hugetlb-mr-hp-safe", "SIGSEGV" },
+
+	/* fadvise: what the call leaves of 8 MiB of dirty pages on the slow disk */
+	{ "fadvise-async-write", "IN FLIGHT" },
+	{ "fadvise-write-wait", "NOTHING" },
+	{ "fadvise-wait-write-wait", "WRITTEN" },
+	{ "fadvise-sync-file-range", "IN FLIGHT" },
+	{ "fadvise-msync-async", "NOTHING" },
+	{ "fadvise-control", "NOTHING" },
+
+	{ NULL, NULL }
+};
+
+/* Linux 6.12: what differs from 6.1, each with the commit that changed it. */
+static const struct expectation v6_12[] = {
+	/*
+	 * 920756a3306a (6.4) "block: Convert bio_iov_iter_get_pages to use
+	 * iov_iter_extract_pages": direct I/O pins with FOLL_PIN, so fork copies for the child.
+	 */
+	{ "odirect-fork", "COHERENT" },
+	{ "odirect-ext4-fork", "COHERENT" },
+	{ "odirect-multi", "COHERENT" },
+	{ "odirect-multi-ext4", "COHERENT" },
+	{ NULL, NULL }
+};
+
+/*
+ * The rules the "why" lines state, per era. 6.1: the fork-time copy is copy_present_page() when
+ * page_needs_cow_for_dma() (70e806e4e645, 5.9); a write fault reuses an anon page that is
+ * PageAnonExclusive (6c287605fd56, 6.0) or referenced only by its mapping (09854ba94c6a, 5.9);
+ * hugetlb_wp() reuses a page mapped once. 6.12: the same rules through folios.
+ */
+static const struct era_rules rules_6_1 = {
+	.fork_copies_pinned = "fork copies a maybe-pinned anon page for the child "
+			      "(copy_present_page, page_needs_cow_for_dma)",
+	.write_fault_reuse = "a write fault reuses an anon page only if it is exclusive or its "
+			     "refcount is 1 (do_wp_page); otherwise wp_page_copy copies",
+	.hugetlb_reuse = "a hugetlb write fault reuses the page if it is mapped once (hugetlb_wp)",
+};
+
+static const struct era_rules rules_6_12 = {
+	.fork_copies_pinned = "fork copies a maybe-pinned anon folio for the child "
+			      "(copy_present_page, folio_needs_cow_for_dma)",
+	.write_fault_reuse = "a write fault reuses an anon folio only if it is exclusive or its "
+			     "refcount is 1 (wp_can_reuse_anon_folio); otherwise wp_page_copy copies",
+	.hugetlb_reuse = "a hugetlb write fault reuses the folio if it is mapped once (hugetlb_wp)",
+};
+
+static const struct {
+	const char *name;	/* as kernel-patches/<name>/ */
+	unsigned int major, minor;
+	const struct expectation *table;
+	const struct era_rules *rules;
+} versions[] = {
+	/* Oldest first. */
+	{ "6.1", 6, 1, v6_1, &rules_6_1 },
+	{ "6.12", 6, 12, v6_12, &rules_6_12 },
+};
+
+#define N_VERSIONS (sizeof(versions) / sizeof(versions[0]))
+
+const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	if (!u.release[0] && uname(&u))
+		snprintf(u.release, sizeof(u.release), "unknown");
+	return u.release;
+}
+
+/*
+ * The table for this kernel: the lab's own kernels by the registry name /lab/kernel.env gives, a
+ * user's tree by the version it gives; -1 when none applies.
+ */
+static int table_index(void)
+{
+	static int index = -2;
+	unsigned int major = 0, minor = 0;
+	const char *name = lab_kernel_name(), *version = lab_kernel_version();
+
+	if (index != -2)
+		return index;
+	index = -1;
+	for (unsigned int i = 0; i < N_VERSIONS; i++)
+		if (!strcmp(name, versions[i].name))
+			return index = (int)i;
+	if (strcmp(name, "src") || sscanf(version, "%u.%u", &major, &minor) != 2)
+		return index;
+	for (int i = N_VERSIONS - 1; i >= 0; i--)
+		if (major > versions[i].major ||
+		    (major == versions[i].major && minor >= versions[i].minor))
+			return index = i;
+	return index;
+}
+
+const char *expect_table_name(void)
+{
+	int i = table_index();
+
+	return i < 0 ? "none" : versions[i].name;
+}
+
+const char *expect_verdict(const char *row)
+{
+	const struct expectation *e;
+
+	for (int i = table_index(); i >= 0; i--)
+		for (e = versions[i].table; e->row; e++)
+			if (!strcmp(e->row, row))
+				return e->verdict;
+	return NULL;
+}
+
+const struct era_rules *expect_rules(void)
+{
+	int i = table_index();
+
+	return i < 0 ? NULL : versions[i].rules;
+}
+
+void expect_tables(char *out, size_t n)
+{
+	size_t used = 0;
+
+	out[0] = 0;
+	for (unsigned int i = 0; i < N_VERSIONS && used < n; i++)
+		used += snprintf(out + used, n - used, "%s%s", i ? " " : "", versions[i].name);
+}

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The demos' one main: play the rows of the program's families (or the named ones) and print their
+ * table from the records, or the records themselves; or print the table from records played
+ * earlier (--render), so that the docs and the tests never play a row twice.
+ *
+ *   PROGRAM [--only NAME]... [--engine auto|cpu|edu] [--json] [--records FILE]
+ *   PROGRAM --render FILE [--engine E] [--part table|notes|pictures|summary]...
+ *
+ * Exit status: 0 when every row played matched its expectation (or was skipped, on a user's tree,
+ * for a lab patch it lacks), 1 when one did not, 2 when one could not run.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+#include "row.h"
+#include "why.h"
+
+#define MAX_RECORDS 256
+
+#pragma weak verbs_row_main
+int verbs_row_main(const char *name);
+
+enum part { PART_TABLE = 1, PART_NOTES = 2, PART_PICTURES = 4, PART_SUMMARY = 8, PART_ALL = 15 };
+
+static const char *row_engine(const struct row *r, const char *asked)
+{
+	static const char *const device[FAM_COUNT] = {
+		[FAM_VMSPLICE] = "pipe", [FAM_IOURING] = "io_uring", [FAM_ODIRECT] = "disk",
+		[FAM_VERBS] = "rxe", [FAM_FADVISE] = "disk",
+	};
+
+	/* An mlock row has no device: its engine says which of the demo's runs played it. */
+	return r->family == FAM_PINDMA ? asked : device[r->family];
+}
+
+/* The article's three pictures, drawn from the measured PFNs: pages lettered in the order seen. */
+static void picture(FILE *f, const struct record *rec)
+{
+	const struct pindma_obs *o = &rec->pindma;
+	const char *who[] = { "parent", "child ", "driver" };
+	uint64_t stage[3][3] = {
+		{ o->par_before, 0, o->drv_before },
+		{ o->par_fork, o->child_fork, o->drv_before },
+		{ o->par_after, o->child_after ? o->child_after : o->child_fork, o->drv_after },
+	};
+	uint64_t pages[9];
+	int npages = 0;
+
+	fprintf(f, "  %s: %s\n", rec->row->name, rec->row->title);
+	fprintf(f, "    %-28s %-28s %s\n", "before fork", "after fork", "after the parent's write");
+	for (int w = 0; w < 3; w++) {
+		fprintf(f, "   ");
+		for (int st = 0; st < 3; st++) {
+			uint64_t pfn = stage[st][w];
+			char cell[64];
+			int p;
+
+			for (p = 0; p < npages && pages[p] != pfn; p++)
+				;
+			if (pfn && p == npages)
+				pages[npages++] = pfn;
+			if (!pfn)
+				snprintf(cell, sizeof(cell), "%s    (none)", who[w]);
+			else
+				snprintf(cell, sizeof(cell), "%s -> page %c (pfn %llx)", who[w], 'A' + p,
+					 (unsigned long long)pfn);
+			fprintf(f, st < 2 ? " %-28s" : " %s", cell);
+		}
+		fprintf(f, "\n");
+	}
+	why_print(f, rec);
+}
+
+static void print(FILE *f, const char *program, const char *engine, struct record *recs,
+		  unsigned int n, unsigned int parts)
+{
+	unsigned int counts[4] = { 0 }, shown = 0;
+	int last_family = -1;
+
+	if (parts & PART_TABLE) {
+		fprintf(f, "%s on Linux %s (kernel %s, expectations: the %s table)", program,
+			n ? recs[0].kernel : kernel_release(), lab_kernel_name(),
+			n ? recs[0].table : expect_table_name());
+		if (engine)
+			fprintf(f, "; engine asked %s", engine);
+		fprintf(f, "\n");
+		for (unsigned int i = 0; i < n; i++) {
+			const struct row *r = recs[i].row;
+
+			if ((int)r->family != last_family) {
+				families[r->family]->table_header(f);
+				last_family = r->family;
+			}
+			families[r->family]->table_line(f, i + 1, &recs[i]);
+			if (recs[i].status != REC_OK)
+				fprintf(f, "   %s: %s\n", recs[i].status == REC_MISMATCH ? "mismatch" :
+					recs[i].status == REC_SKIPPED ? "skipped" : "could not run",
+					recs[i].reason);
+		}
+	}
+	if (parts & PART_NOTES) {
+		fprintf(f, "%snotes:\n", parts & PART_TABLE ? "\n" : "");
+		for (unsigned int i = 0; i < n; i++)
+			fprintf(f, "%2u %s: %s\n", i + 1, recs[i].row->name, recs[i].row->note);
+	}
+	if (parts & PART_PICTURES) {
+		/* A blank line before each picture, but the first of a page of pictures only. */
+		for (unsigned int i = 0; i < n; i++)
+			if (recs[i].row->picture && recs[i].observed[0]) {
+				if (shown++ || parts != PART_PICTURES)
+					fprintf(f, "\n");
+				picture(f, &recs[i]);
+			}
+	}
+	for (unsigned int i = 0; i < n; i++)
+		counts[recs[i].status]++;
+	if (parts & PART_SUMMARY) {
+		fprintf(f, "%s%u rows: %u as expected, %u mismatched, %u could not run",
+			parts != PART_SUMMARY ? "\n" : "", n, counts[REC_OK], counts[REC_MISMATCH],
+			counts[REC_COULD_NOT_RUN]);
+		fprintf(f, counts[REC_SKIPPED] ? ", %u skipped\n" : "\n", counts[REC_SKIPPED]);
+	}
+}
+
+static int exit_status(const struct record *recs, unsigned int n)
+{
+	int worst = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (recs[i].status == REC_COULD_NOT_RUN)
+			worst = 2;
+		else if (recs[i].status == REC_MISMATCH && worst < 1)
+			worst = 1;
+	}
+	return worst;
+}
+
+static bool wanted(const struct row *r, unsigned int mask, const char **only, unsigned int n_only)
+{
+	if (!(mask & (1u << r->family)))
+		return false;
+	if (!n_only)
+		return true;
+	for (unsigned int i = 0; i < n_only; i++)
+		if (!strcmp(only[i], r->name))
+			return true;
+	return false;
+}
+
+static void usage(const char *program)
+{
+	fprintf(stderr, "usage: %s [--only NAME]... [--engine auto|cpu|edu] [--json] "
+		"[--records FILE] [--why NAME]\n"
+		"       %s --render FILE [--engine E] [--part table|notes|pictures|summary]...\n",
+		program, program);
+	exit(2);
+}
+
+/* Records played earlier, of this program's families (and engine), in the order they were played. */
+static unsigned int load(const char *path, unsigned int mask, const char *engine,
+			 const char **only, unsigned int n_only, struct record *recs)
+{
+	char line[8192];
+	unsigned int n = 0, lineno = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	while (n < MAX_RECORDS && fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (line[0] != '{')
+			continue;
+		if (record_parse_json(line, &recs[n])) {
+			fprintf(stderr, "%s:%u: %s\n", path, lineno, recs[n].reason);
+			exit(2);
+		}
+		if (!wanted(recs[n].row, mask, only, n_only))
+			continue;
+		if (engine && recs[n].row->family == FAM_PINDMA && strcmp(recs[n].engine, engine))
+			continue;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+int rows_main(int argc, char **argv, const char *program, unsigned int mask)
+{
+	static const struct option opts[] = {
+		{ "only", required_argument, NULL, 'o' },
+		{ "engine", required_argument, NULL, 'e' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "records", required_argument, NULL, 'r' },
+		{ "render", required_argument, NULL, 'R' },
+		{ "part", required_argument, NULL, 'p' },
+		{ "why", required_argument, NULL, 'w' },
+		{ "verbs-row", required_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static struct record recs[MAX_RECORDS];
+	const char *only[MAX_RECORDS], *engine = NULL, *render = NULL, *records = NULL;
+	unsigned int n_only = 0, n = 0, parts = 0;
+	FILE *rf = NULL;
+	bool json = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'V':
+			if (!verbs_row_main)
+				usage(program);
+			return verbs_row_main(optarg);
+		case 'w':
+			/* --why NAME plays NAME and shows only the kernel's view of it */
+			rows_why = true;
+			__attribute__((fallthrough));
+		case 'o':
+			if (n_only == MAX_RECORDS || !row_find(optarg) ||
+			    !(mask & (1u << row_find(optarg)->family))) {
+				fprintf(stderr, "%s: no row named %s here\n", program, optarg);
+				return 2;
+			}
+			only[n_only++] = optarg;
+			break;
+		case 'e':
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "edu") && strcmp(optarg, "auto"))
+				usage(program);
+			engine = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			records = optarg;
+			break;
+		case 'R':
+			render = optarg;
+			break;
+		case 'p':
+			parts |= !strcmp(optarg, "table") ? PART_TABLE : !strcmp(optarg, "notes") ?
+				 PART_NOTES : !strcmp(optarg, "pictures") ? PART_PICTURES :
+				 !strcmp(optarg, "summary") ? PART_SUMMARY : 0;
+			if (!parts)
+				usage(program);
+			break;
+		default:
+			usage(program);
+		}
+	}
+	if (optind < argc)
+		usage(program);
+	if (!parts)
+		parts = PART_ALL;
+	if (render) {
+		n = load(render, mask, engine, only, n_only, recs);
+		print(stdout, program, engine, recs, n, parts);
+		return exit_status(recs, n);
+	}
+	if (records) {
+		rf = fopen(records, "a");
+		if (!rf) {
+			perror(records);
+			return 2;
+		}
+	}
+	for (unsigned int i = 0; i < n_rows && n < MAX_RECORDS; i++) {
+		if (!wanted(&rows[i], mask, only, n_only))
+			continue;
+		row_play(&rows[i], row_engine(&rows[i], engine ? engine : "auto"), &recs[n]);
+		snprintf(recs[n].program, sizeof(recs[n].program), "%s", program);
+		if (json)
+			record_print_json(stdout, &recs[n]);
+		if (rf)
+			record_print_json(rf, &recs[n]);
+		n++;
+	}
+	if (rf)
+		fclose(rf);
+	if (!json) {
+		if (rows_why)
+			for (unsigned int i = 0; i < n; i++)
+				why_print_only(stdout, &recs[i]);
+		else
+			print(stdout, program, engine, recs, n, parts);
+	}
+	return exit_status(recs, n);
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The O_DIRECT family described: the verdict from the bytes the parent finds (and, with one reader,
+ * from where the missing ones went), the checks, the table. Playing is odirect_play.c.
+ */
+#include <string.h>
+
+#include "row.h"
+
+static const char *odirect_verdict(const struct record *rec, char *why, size_t n)
+{
+	const struct odirect_obs *o = &rec->odirect;
+
+	if (rec->row->odirect.multi) {
+		/* No fork inside a read's window proves nothing either way. */
+		if (o->forks < o->rounds)
+			return snprintf(why, n, "%lld forks in %lld rounds while reads were in "
+				       "flight", (long long)o->forks, (long long)o->rounds), NULL;
+		if (o->stale_rounds)
+			return "ORPHANED";
+		return o->missing ? (snprintf(why, n, "bytes missing in no round?"), NULL) :
+		       "COHERENT";
+	}
+	if (!o->pfn_before || !o->pfn_after)
+		return snprintf(why, n, "the parent's page was not present"), NULL;
+	if (!o->missing && o->pfn_after == o->pfn_before)
+		return "COHERENT";
+	/* The read's bytes went somewhere: into the page the child kept. */
+	if (o->missing && o->child_has_data && o->pfn_after != o->pfn_before)
+		return "ORPHANED";
+	snprintf(why, n, "%lld bytes missing, child has them %d, parent %llx->%llx",
+		 (long long)o->missing, o->child_has_data, (unsigned long long)o->pfn_before,
+		 (unsigned long long)o->pfn_after);
+	return NULL;
+}
+
+#define CHECK(cond, ...) do { \
+	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
+	c[k].ok = (cond); \
+	k++; \
+} while (0)
+
+static unsigned int odirect_checks(const struct record *rec, struct check *c)
+{
+	const struct odirect_obs *o = &rec->odirect;
+	const struct row *r = rec->row;
+	bool orphaned = !strcmp(rec->observed, "ORPHANED");
+	unsigned int k = 0;
+
+	if (r->odirect.multi) {
+		CHECK(o->forks >= o->rounds, "a fork while reads were in flight, every round");
+		CHECK(o->read_bytes > 0 && o->read_bytes % 4096 == 0,
+		      "every read returned its whole chunk");
+		if (r->odirect.aligned || r->dontfork)
+			CHECK(!o->stale_rounds, "no round missed a byte");
+		return k;
+	}
+	CHECK(o->inflight > 0, "the read was in flight before the fork");
+	if (r->fork)
+		CHECK(o->inflight_after > 0, "and still once fork() returned");
+	if (orphaned) {
+		CHECK(o->missing == 2048, "the read's bytes in its last page are missing");
+		CHECK(o->pfn_child == o->pfn_before, "the child kept the page the read went to");
+	} else {
+		CHECK(!o->missing, "every byte arrived");
+	}
+	if (r->dontfork || !r->fork)
+		CHECK(!o->pfn_child && !o->child_has_data, "no child page there");
+	return k;
+}
+
+static void odirect_header(FILE *f)
+{
+	fprintf(f, "one reader: a 1 MiB - 2 KiB read of the odirect disk (1 MiB/s), PFNs of its last "
+		"page in hex; 8 readers: one page each, 30 ms apart, on the odirect-iops disk\n");
+	fprintf(f, "%2s %-32s %-9s %-19s %-9s %-13s %-10s %-8s %-8s\n", "#", "row", "in flight",
+		"parent pfn", "child pfn", "bytes missing", "child got", "observed", "expected");
+}
+
+static void odirect_line(FILE *f, unsigned int i, const struct record *rec)
+{
+	const struct odirect_obs *o = &rec->odirect;
+	const struct row *r = rec->row;
+	char par[40], chi[24] = "-", got[24] = "-", fl[16];
+
+	if (r->odirect.multi) {
+		snprintf(fl, sizeof(fl), "%lld forks", (long long)o->forks);
+		snprintf(par, sizeof(par), "-");
+		snprintf(got, sizeof(got), "%lld/%lld stale", (long long)o->stale_rounds,
+			 (long long)o->rounds);
+	} else {
+		snprintf(fl, sizeof(fl), "%lld", (long long)o->inflight);
+		snprintf(par, sizeof(par), "%llx->%llx", (unsigned long long)o->pfn_before,
+			 (unsigned long long)o->pfn_after);
+		if (r->fork) {
+			snprintf(chi, sizeof(chi), "%llx", (unsigned long long)o->pfn_child);
+			snprintf(got, sizeof(got), "%s", o->child_has_data ? "yes" : "no");
+		}
+	}
+	if (!rec->observed[0])
+		fprintf(f, "%2u %-32s %-9s %-19s %-9s %-13s %-10s %-8s %-8s %s\n", i, r->name, "-",
+			"-", "-", "-", "-", "-", rec->expected[0] ? rec->expected : "none",
+			record_status_name(rec->status));
+	else
+		fprintf(f, "%2u %-32s %-9s %-19s %-9s %-13lld %-10s %-8s %-8s %s\n", i, r->name, fl,
+			par, chi, (long long)o->missing, got, rec->observed,
+			rec->expected[0] ? rec->expected : "none", record_status_name(rec->status));
+}
+
+const struct row_family family_odirect = {
+	.name = "odirect",
+	.verdict = odirect_verdict,
+	.checks = odirect_checks,
+	.table_header = odirect_header,
+	.table_line = odirect_line,
+};

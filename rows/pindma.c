@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pindma family described: the verdict from what the device, the parent and the child saw and
+ * from the PFNs, what those observations must show for the verdict and the stage, and the table.
+ * Playing is pindma_play.c.
+ */
+#include <string.h>
+
+#include "pindma.h"
+#include "row.h"
+
+static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
+{
+	const struct pindma_obs *o = &rec->pindma;
+
+	if (!rec->row->pindma.mode) {
+		/* mlock() only: the parent kept its page, or the locked page went to the child. */
+		if (!o->par_before || !o->par_after)
+			return snprintf(why, n, "the parent's page was not present"), NULL;
+		if (o->par_after == o->par_before)
+			return "COHERENT";
+		if (o->child_fork == o->par_before)
+			return "ORPHANED";
+		snprintf(why, n, "the parent moved to %llx, but the child had %llx, not %llx",
+			 (unsigned long long)o->par_after, (unsigned long long)o->child_fork,
+			 (unsigned long long)o->par_before);
+		return NULL;
+	}
+	/* A device row: the device must be seen moving bytes, and the PFNs must say the same. */
+	if (!o->control_moved)
+		return snprintf(why, n, "the control transfer before the fork did not reach the "
+			       "parent's page"), NULL;
+	if (!o->device_reads_own)
+		return snprintf(why, n, "the device did not read back what it wrote"), NULL;
+	if (!o->drv_after || !o->par_after)
+		return snprintf(why, n, "a PFN was not read"), NULL;
+	if (o->device_write_seen && o->parent_write_seen && o->drv_after == o->par_after)
+		return "COHERENT";
+	if (!o->device_write_seen && !o->parent_write_seen && o->drv_after != o->par_after)
+		return "ORPHANED";
+	snprintf(why, n, "dev->par %d, par->dev %d, driver %llx, parent %llx disagree",
+		 o->device_write_seen, o->parent_write_seen, (unsigned long long)o->drv_after,
+		 (unsigned long long)o->par_after);
+	return NULL;
+}
+
+#define CHECK(cond, ...) do { \
+	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
+	c[k].ok = (cond); \
+	k++; \
+} while (0)
+
+static unsigned int pindma_checks(const struct record *rec, struct check *c)
+{
+	const struct pindma_obs *o = &rec->pindma;
+	const struct row *r = rec->row;
+	bool orphaned = !strcmp(rec->observed, "ORPHANED");
+	bool without = r->dontfork && !r->dofork;
+	bool alive = r->child != CHILD_EXITS;
+	unsigned int k = 0;
+
+	if (without) {
+		CHECK(!o->child_has_range && !o->child_fork,
+		      "the child has no such range (MADV_DONTFORK)");
+		if (alive)
+			CHECK(!strcmp(o->child_sees, "SIGSEGV"), "touching it killed the child");
+	} else {
+		CHECK(o->child_has_range && o->child_fork, "the child has the page after fork");
+	}
+	if (r->child == CHILD_EXITS)
+		CHECK(!strcmp(o->child_sees, "exited"), "the child exited before the parent wrote");
+	/* Never a leak from the parent into the child, whatever the verdict. */
+	if (alive && !without)
+		CHECK(o->child_prefork, "the child still reads the pre-fork bytes where the parent "
+		      "wrote");
+	if (r->mem != MEM_PAGE)
+		CHECK(r->mem == MEM_THP ? o->thp : o->hugetlb, "the page was part of a %s",
+		      r->mem == MEM_THP ? "THP" : "hugetlb page");
+	if (!r->pindma.mode) {
+		if (orphaned)
+			CHECK(o->child_fork == o->par_before, "the locked page went to the child");
+		return k;
+	}
+	CHECK(o->drv_before == o->par_before, "the driver held the parent's page when pinned");
+	if (strcmp(rec->engine, "auto"))
+		CHECK(!strcmp(rec->engine, o->engine == PINDMA_ENGINE_EDU ? "edu" : "cpu"),
+		      "the engine asked for served the DMA");
+	CHECK(o->drv_after == o->drv_before, "the driver's page never changed");
+	if (orphaned) {
+		CHECK(o->drv_after == o->child_fork, "the driver's page is the one the child got");
+		CHECK(o->par_after != o->par_before, "the parent moved to a new page");
+		if (r->child == CHILD_READS_DEVICE)
+			CHECK(!strcmp(o->child_sees, "device"), "the child reads the device's bytes "
+			      "(the leak direction)");
+	} else {
+		CHECK(o->par_after == o->par_before, "the parent kept its page");
+		if (!without)
+			CHECK(o->child_fork != o->drv_before || r->child == CHILD_EXITS,
+			      "a page shared at fork stayed the parent's only once the child left");
+		if (r->child == CHILD_READS_DEVICE)
+			CHECK(!strcmp(o->child_sees, "pre-fork"), "the child does not see the device");
+	}
+	return k;
+}
+
+static const char *mode_name(uint32_t mode)
+{
+	return mode == PINDMA_MODE_GUP ? "GUP" : mode == PINDMA_MODE_PIN_LONGTERM ? "PIN" : "mlock";
+}
+
+static const char *mem_name(enum memkind m)
+{
+	return m == MEM_THP ? "THP" : m == MEM_HUGETLB ? "huge" : "page";
+}
+
+static char *pfn_str(char *buf, size_t n, uint64_t pfn)
+{
+	if (pfn)
+		snprintf(buf, n, "%llx", (unsigned long long)pfn);
+	else
+		snprintf(buf, n, "-");
+	return buf;
+}
+
+static void pindma_header(FILE *f)
+{
+	fprintf(f, "PFNs in hex, before->after the fork->after the parent's write\n");
+	fprintf(f, "%2s %-34s %-5s %-4s %-8s %-8s %-8s %-13s %-20s %-13s %-9s %-8s %-8s\n", "#",
+		"row", "mode", "mem", "DONTFORK", "dev->par", "par->dev", "driver pfn", "parent pfn",
+		"child pfn", "child sees", "observed", "expected");
+}
+
+static const char *yes(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static void pindma_line(FILE *f, unsigned int i, const struct record *rec)
+{
+	const struct pindma_obs *o = &rec->pindma;
+	const struct row *r = rec->row;
+	char a[20], b[20], c[20], d[20], e[20], g[20], h[20], drv[48], par[64], chi[48];
+	bool dev = r->pindma.mode != 0, played = rec->observed[0];
+
+	snprintf(drv, sizeof(drv), "%s->%s", pfn_str(a, 20, o->drv_before),
+		 pfn_str(b, 20, o->drv_after));
+	snprintf(par, sizeof(par), "%s->%s->%s", pfn_str(c, 20, o->par_before),
+		 pfn_str(d, 20, o->par_fork), pfn_str(e, 20, o->par_after));
+	snprintf(chi, sizeof(chi), "%s->%s", pfn_str(g, 20, o->child_fork),
+		 pfn_str(h, 20, o->child_after));
+	if (!o->child_has_range)
+		snprintf(chi, sizeof(chi), "none");
+	if (!played)
+		fprintf(f, "%2u %-34s %-5s %-4s %-8s %-8s %-8s %-13s %-20s %-13s %-9s %-8s %-8s %s\n",
+			i, r->name, mode_name(r->pindma.mode), mem_name(r->mem),
+			r->dofork ? "then DO" : yes(r->dontfork), "-", "-", "-", "-", "-", "-",
+			"-", rec->expected[0] ? rec->expected : "none",
+			record_status_name(rec->status));
+	else
+		fprintf(f, "%2u %-34s %-5s %-4s %-8s %-8s %-8s %-13s %-20s %-13s %-9s %-8s %-8s %s\n",
+			i, r->name, mode_name(r->pindma.mode), mem_name(r->mem),
+			r->dofork ? "then DO" : yes(r->dontfork),
+			dev ? yes(o->device_write_seen) : "-", dev ? yes(o->parent_write_seen) : "-",
+			dev ? drv : "-", par, chi, o->child_sees, rec->observed,
+			rec->expected[0] ? rec->expected : "none", record_status_name(rec->status));
+}
+
+const struct row_family family_pindma = {
+	.name = "pindma",
+	.verdict = pindma_verdict,
+	.checks = pindma_checks,
+	.table_header = pindma_header,
+	.table_line = pindma_line,
+};

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Playing one row, the same for every family: what the row needs, the fork switch (set, read back
+ * and restored, under a lock so that rows and tests running beside each other never see it change
+ * under them), the family's play, then the verdict from the observations alone and the expectation
+ * for this kernel.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "row.h"
+
+#define KNOB "/proc/sys/vm/fork_share_pinned"
+
+/* A family's play, when this program links it (weak: absent ones are NULL). */
+#pragma weak play_pindma
+#pragma weak play_vmsplice
+#pragma weak play_iouring
+#pragma weak play_odirect
+#pragma weak play_verbs
+#pragma weak play_fadvise
+
+static row_play_fn *play_of(enum row_family_id f)
+{
+	switch (f) {
+	case FAM_PINDMA:
+		return play_pindma;
+	case FAM_VMSPLICE:
+		return play_vmsplice;
+	case FAM_IOURING:
+		return play_iouring;
+	case FAM_ODIRECT:
+		return play_odirect;
+	case FAM_VERBS:
+		return play_verbs;
+	case FAM_FADVISE:
+		return play_fadvise;
+	default:
+		return NULL;
+	}
+}
+
+int row_fail(struct record *rec, const char *fmt, ...)
+{
+	int e = errno;
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rec->reason, sizeof(rec->reason), fmt, ap);
+	va_end(ap);
+	n = strlen(rec->reason);
+	if (e && n < sizeof(rec->reason))
+		snprintf(rec->reason + n, sizeof(rec->reason) - n, ": %s", strerror(e));
+	return -1;
+}
+
+void record_judge(struct record *rec)
+{
+	if (rec->status == REC_COULD_NOT_RUN || rec->status == REC_SKIPPED)
+		return;
+	rec->status = REC_OK;
+	if (!rec->expected[0]) {
+		rec->status = REC_MISMATCH;
+		snprintf(rec->reason, sizeof(rec->reason), "no expectation for %s in the %s table",
+			 rec->row->name, rec->table);
+	} else if (strcmp(rec->observed, rec->expected)) {
+		rec->status = REC_MISMATCH;
+		snprintf(rec->reason, sizeof(rec->reason), "observed %s, expected %s", rec->observed,
+			 rec->expected);
+	}
+}
+
+/* The lab patches a row needs, with what they give, for the reason a row cannot play. */
+static const struct {
+	unsigned int need;
+	const char *number, *what;
+} patch_needs[] = {
+	{ NEED_0001, "0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT" },
+	{ NEED_0002, "0002", "vm.fork_share_pinned" },
+};
+
+static bool knob_set(struct record *rec, int value)
+{
+	errno = 0;
+	if (lab_write_str(KNOB, value ? "1" : "0"))
+		return row_fail(rec, "writing %d to " KNOB, value), false;
+	if (lab_read_int(KNOB) != value) {
+		errno = 0;
+		return row_fail(rec, KNOB " does not read back %d", value), false;
+	}
+	return true;
+}
+
+static int play_with_switch(const struct row *r, const char *engine, struct record *rec,
+			    row_play_fn *play)
+{
+	int lock = lab_lock(LAB_LOCK_SWITCH, r->knob != KNOB_LEAVE), old = lab_read_int(KNOB), ret = -1;
+
+	if (lock < 0)
+		return row_fail(rec, "locking the fork switch");
+	if (r->knob == KNOB_LEAVE) {
+		/* Where the switch exists it must be off, as the kernel boots. */
+		if (old > 0) {
+			errno = 0;
+			row_fail(rec, KNOB " is %d; the row needs it off", old);
+		} else {
+			ret = play(r, engine, rec);
+		}
+		close(lock);
+		return ret;
+	}
+	if (old < 0) {
+		row_fail(rec, "reading " KNOB);
+	} else if ((r->knob != KNOB_OFF || knob_set(rec, 1)) && knob_set(rec, r->knob == KNOB_ON)) {
+		/* "Off again" is only that after the switch was on: on, then off, in this row. */
+		ret = play(r, engine, rec);
+	}
+	if (old >= 0 && lab_write_str(KNOB, old ? "1" : "0") && !ret) {
+		ret = row_fail(rec, "restoring " KNOB " to %d", old);
+	}
+	close(lock);
+	return ret;
+}
+
+void row_play(const struct row *r, const char *engine, struct record *rec)
+{
+	const struct row_family *fam = families[r->family];
+	row_play_fn *play = play_of(r->family);
+	const char *lacks, *verdict;
+	char why[160];
+
+	memset(rec, 0, sizeof(*rec));
+	rec->row = r;
+	snprintf(rec->kernel, sizeof(rec->kernel), "%s", kernel_release());
+	snprintf(rec->table, sizeof(rec->table), "%s", expect_table_name());
+	snprintf(rec->engine, sizeof(rec->engine), "%s", engine);
+	snprintf(rec->expected, sizeof(rec->expected), "%s",
+		 expect_verdict(r->name) ? expect_verdict(r->name) : "");
+	rec->status = REC_COULD_NOT_RUN;
+
+	/* From what the kernel was built with, never from probing it: a broken patch must fail. */
+	for (unsigned int i = 0; i < sizeof(patch_needs) / sizeof(patch_needs[0]); i++) {
+		if (!(r->needs & patch_needs[i].need))
+			continue;
+		lacks = lab_lacks_patch(patch_needs[i].number);
+		if (!lacks)
+			continue;
+		snprintf(rec->reason, sizeof(rec->reason), "%s (%s)%s", lacks, patch_needs[i].what,
+			 lab_is_user_tree() ? "" : "; the lab's own kernels carry their whole series");
+		if (lab_is_user_tree())
+			rec->status = REC_SKIPPED;
+		return;
+	}
+	if (!play) {
+		snprintf(rec->reason, sizeof(rec->reason), "this program does not play %s rows",
+			 row_family_name(r->family));
+		return;
+	}
+	errno = 0;
+	if (play_with_switch(r, engine, rec, play))
+		return;
+	verdict = fam->verdict(rec, why, sizeof(why));
+	if (!verdict) {
+		snprintf(rec->reason, sizeof(rec->reason), "the observations prove no verdict: %s", why);
+		return;
+	}
+	snprintf(rec->observed, sizeof(rec->observed), "%s", verdict);
+	rec->status = REC_OK;
+	record_judge(rec);
+}

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Records as JSON lines, written and read with json-c (Debian's libjson-c-dev, linked static). Each
+ * family's observations are listed once, as a field table, and both directions walk it, so what a
+ * demo prints and what a test reads back cannot drift apart.
+ */
+#include <json-c/json.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "row.h"
+
+enum ftype { F_U64, F_I64, F_U32, F_BOOL, F_STR, F_DOUBLE };
+
+struct field {
+	const char *name;
+	enum ftype type;
+	size_t off;	/* in struct record */
+	size_t size;
+};
+
+#define FLD(type, fam, st, member) \
+	{ #member, type, offsetof(struct record, fam) + offsetof(st, member), \
+	  sizeof(((st *)0)->member) }
+#define P(type, m) FLD(type, pindma, struct pindma_obs, m)
+#define V(type, m) FLD(type, vmsplice, struct vmsplice_obs, m)
+#define U(type, m) FLD(type, iouring, struct iouring_obs, m)
+#define O(type, m) FLD(type, odirect, struct odirect_obs, m)
+#define A(type, m) FLD(type, fadvise, struct fadvise_obs, m)
+#define B(type, m) FLD(type, verbs, struct verbs_obs, m)
+
+static const struct field pindma_fields[] = {
+	P(F_U64, drv_before), P(F_U64, par_before), P(F_U64, par_fork), P(F_U64, child_fork),
+	P(F_U64, drv_after), P(F_U64, par_after), P(F_U64, child_after),
+	P(F_BOOL, control_moved), P(F_BOOL, device_write_seen), P(F_BOOL, parent_write_seen),
+	P(F_BOOL, device_reads_own), P(F_BOOL, child_has_range), P(F_BOOL, child_prefork),
+	P(F_STR, child_sees), P(F_U32, engine), P(F_BOOL, thp), P(F_BOOL, hugetlb),
+	{ NULL },
+};
+
+static const struct field vmsplice_fields[] = {
+	V(F_U64, par_before), V(F_U64, par_after), V(F_U64, child_fork), V(F_BOOL, control_live),
+	V(F_BOOL, pipe_sees_parent), V(F_BOOL, pipe_has_prefork), V(F_BOOL, child_has_range),
+	{ NULL },
+};
+
+static const struct field iouring_fields[] = {
+	U(F_U64, par_before), U(F_U64, par_after), U(F_U64, child_fork), U(F_BOOL, control_moved),
+	U(F_BOOL, ring_sees_parent), U(F_BOOL, ring_has_prefork), U(F_BOOL, child_has_range),
+	{ NULL },
+};
+
+static const struct field odirect_fields[] = {
+	O(F_U64, pfn_before), O(F_U64, pfn_after), O(F_U64, pfn_child), O(F_I64, inflight),
+	O(F_I64, inflight_after), O(F_I64, tries), O(F_I64, missing), O(F_I64, read_bytes),
+	O(F_BOOL, child_has_data), O(F_I64, forks), O(F_I64, rounds), O(F_I64, stale_rounds),
+	{ NULL },
+};
+
+static const struct field fadvise_fields[] = {
+	A(F_I64, dirty_before), A(F_I64, dirty_after), A(F_I64, wb_before), A(F_I64, wb_after),
+	A(F_I64, dirty_kb_before), A(F_I64, dirty_kb_after), A(F_I64, sectors),
+	A(F_DOUBLE, took_ms), A(F_I64, tries),
+	{ NULL },
+};
+
+static const struct field verbs_fields[] = {
+	B(F_I64, knob), B(F_STR, fork_status), B(F_STR, copy_on_fork), B(F_BOOL, control_moved),
+	B(F_BOOL, hca_sees_parent), B(F_BOOL, parent_sees_hca), B(F_BOOL, hca_reads_own),
+	B(F_STR, detail), B(F_BOOL, page_dc), B(F_STR, outcome),
+	{ NULL },
+};
+
+static const struct field *const obs_fields[FAM_COUNT] = {
+	[FAM_PINDMA] = pindma_fields, [FAM_VMSPLICE] = vmsplice_fields,
+	[FAM_IOURING] = iouring_fields, [FAM_ODIRECT] = odirect_fields,
+	[FAM_FADVISE] = fadvise_fields, [FAM_VERBS] = verbs_fields,
+};
+
+static const struct field state_fields[] = {
+	{ "pfn", F_U64, offsetof(struct page_state, pfn), 0 },
+	{ "refcount", F_I64, offsetof(struct page_state, refcount), 0 },
+	{ "mapcount", F_I64, offsetof(struct page_state, mapcount), 0 },
+	{ "pincount", F_I64, offsetof(struct page_state, pincount), 0 },
+	{ "maybe_pinned", F_BOOL, offsetof(struct page_state, maybe_pinned), 0 },
+	{ "anon_exclusive", F_BOOL, offsetof(struct page_state, anon_exclusive), 0 },
+	{ NULL },
+};
+
+static const struct field copy_fields[] = {
+	{ "at", F_STR, offsetof(struct copy, at), sizeof(((struct copy *)0)->at) },
+	{ "for", F_STR, offsetof(struct copy, for_whom), sizeof(((struct copy *)0)->for_whom) },
+	{ "by", F_STR, offsetof(struct copy, by), sizeof(((struct copy *)0)->by) },
+	{ "old_pfn", F_U64, offsetof(struct copy, old_pfn), 0 },
+	{ "new_pfn", F_U64, offsetof(struct copy, new_pfn), 0 },
+	{ NULL },
+};
+
+static const char *const step_names[NSTEPS] = {
+	"before-fork", "after-fork", "after-write", "after-device",
+};
+static const char *const party_names[NPARTIES] = { "device", "parent", "child" };
+static const char *const status_names[] = {
+	[REC_OK] = "ok", [REC_MISMATCH] = "mismatch", [REC_COULD_NOT_RUN] = "could-not-run",
+	[REC_SKIPPED] = "skipped",
+};
+static const char *const family_names[FAM_COUNT] = {
+	[FAM_PINDMA] = "pindma", [FAM_VMSPLICE] = "vmsplice", [FAM_IOURING] = "iouring",
+	[FAM_ODIRECT] = "odirect", [FAM_VERBS] = "verbs", [FAM_FADVISE] = "fadvise",
+};
+
+const char *record_status_name(enum record_status s)
+{
+	return status_names[s];
+}
+
+const char *row_family_name(enum row_family_id f)
+{
+	return family_names[f];
+}
+
+static json_object *fields_to_json(const void *base, const struct field *f)
+{
+	json_object *o = json_object_new_object();
+
+	for (; f->name; f++) {
+		const char *p = (const char *)base + f->off;
+		json_object *v;
+
+		switch (f->type) {
+		case F_U64:
+			v = json_object_new_uint64(*(const uint64_t *)p);
+			break;
+		case F_I64:
+			v = json_object_new_int64(*(const int64_t *)p);
+			break;
+		case F_U32:
+			v = json_object_new_int64(*(const uint32_t *)p);
+			break;
+		case F_BOOL:
+			v = json_object_new_boolean(*(const bool *)p);
+			break;
+		case F_DOUBLE:
+			v = json_object_new_double(*(const double *)p);
+			break;
+		default:
+			v = json_object_new_string(p);
+			break;
+		}
+		json_object_object_add(o, f->name, v);
+	}
+	return o;
+}
+
+/* Every field must be there, with its type: a record missing one was not written by this code. */
+static int fields_from_json(void *base, const struct field *f, json_object *o, const char **missing)
+{
+	for (; f->name; f++) {
+		char *p = (char *)base + f->off;
+		json_object *v;
+
+		if (!json_object_object_get_ex(o, f->name, &v)) {
+			*missing = f->name;
+			return -1;
+		}
+		switch (f->type) {
+		case F_U64:
+			*(uint64_t *)p = json_object_get_uint64(v);
+			break;
+		case F_I64:
+			*(int64_t *)p = json_object_get_int64(v);
+			break;
+		case F_U32:
+			*(uint32_t *)p = (uint32_t)json_object_get_int64(v);
+			break;
+		case F_BOOL:
+			*(bool *)p = json_object_get_boolean(v);
+			break;
+		case F_DOUBLE:
+			*(double *)p = json_object_get_double(v);
+			break;
+		default:
+			snprintf(p, f->size, "%s", json_object_get_string(v));
+			break;
+		}
+	}
+	return 0;
+}
+
+static json_object *str_or_null(const char *s)
+{
+	return s[0] ? json_object_new_string(s) : NULL;
+}
+
+void record_print_json(FILE *f, const struct record *rec)
+{
+	json_object *o = json_object_new_object(), *ps, *copies;
+
+	json_object_object_add(o, "row", json_object_new_string(rec->row->name));
+	json_object_object_add(o, "family", json_object_new_string(family_names[rec->row->family]));
+	json_object_object_add(o, "program", json_object_new_string(rec->program));
+	json_object_object_add(o, "kernel", json_object_new_string(rec->kernel));
+	json_object_object_add(o, "table", json_object_new_string(rec->table));
+	json_object_object_add(o, "engine", json_object_new_string(rec->engine));
+	json_object_object_add(o, "status", json_object_new_string(status_names[rec->status]));
+	json_object_object_add(o, "observed", str_or_null(rec->observed));
+	json_object_object_add(o, "expected", str_or_null(rec->expected));
+	json_object_object_add(o, "reason", json_object_new_string(rec->reason));
+	json_object_object_add(o, "observations",
+			       fields_to_json(rec, obs_fields[rec->row->family]));
+	if (rec->why) {
+		ps = json_object_new_object();
+		for (int s = 0; s < NSTEPS; s++) {
+			json_object *step = json_object_new_object();
+
+			for (int p = 0; p < NPARTIES; p++)
+				json_object_object_add(step, party_names[p],
+						       rec->page_state[s][p].valid ?
+						       fields_to_json(&rec->page_state[s][p],
+								      state_fields) : NULL);
+			json_object_object_add(ps, step_names[s], step);
+		}
+		json_object_object_add(o, "page_state", ps);
+		copies = json_object_new_array();
+		for (unsigned int i = 0; i < rec->n_copies; i++)
+			json_object_array_add(copies, fields_to_json(&rec->copies[i], copy_fields));
+		json_object_object_add(o, "copies", copies);
+		json_object_object_add(o, "why_note", json_object_new_string(rec->why_note));
+	}
+	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	fflush(f);
+	json_object_put(o);
+}
+
+static int get_str(json_object *o, const char *key, char *out, size_t n, bool nullable)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return -1;
+	if (!v) {
+		out[0] = 0;
+		return nullable ? 0 : -1;
+	}
+	snprintf(out, n, "%s", json_object_get_string(v));
+	return 0;
+}
+
+int record_parse_json(const char *line, struct record *rec)
+{
+	json_object *o = json_tokener_parse(line), *obs, *ps, *copies;
+	char name[64], family[16], status[16];
+	const char *missing = NULL;
+	int ret = -1, st = -1;
+
+	memset(rec, 0, sizeof(*rec));
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		snprintf(rec->reason, sizeof(rec->reason), "not a JSON object");
+		goto out;
+	}
+	if (get_str(o, "row", name, sizeof(name), false) ||
+	    get_str(o, "family", family, sizeof(family), false) ||
+	    get_str(o, "status", status, sizeof(status), false) ||
+	    get_str(o, "program", rec->program, sizeof(rec->program), false) ||
+	    get_str(o, "kernel", rec->kernel, sizeof(rec->kernel), false) ||
+	    get_str(o, "table", rec->table, sizeof(rec->table), false) ||
+	    get_str(o, "engine", rec->engine, sizeof(rec->engine), false) ||
+	    get_str(o, "observed", rec->observed, sizeof(rec->observed), true) ||
+	    get_str(o, "expected", rec->expected, sizeof(rec->expected), true) ||
+	    get_str(o, "reason", rec->reason, sizeof(rec->reason), false)) {
+		snprintf(rec->reason, sizeof(rec->reason), "a record field is missing");
+		goto out;
+	}
+	rec->row = row_find(name);
+	if (!rec->row || strcmp(family, family_names[rec->row->family])) {
+		snprintf(rec->reason, sizeof(rec->reason), "no row %s of family %s", name, family);
+		goto out;
+	}
+	for (int i = REC_OK; i <= REC_SKIPPED; i++)
+		if (!strcmp(status, status_names[i]))
+			st = i;
+	if (st < 0) {
+		snprintf(rec->reason, sizeof(rec->reason), "unknown status %s", status);
+		goto out;
+	}
+	rec->status = st;
+	if (!json_object_object_get_ex(o, "observations", &obs) ||
+	    fields_from_json(rec, obs_fields[rec->row->family], obs, &missing)) {
+		snprintf(rec->reason, sizeof(rec->reason), "observation %s missing",
+			 missing ? missing : "object");
+		goto out;
+	}
+	if (json_object_object_get_ex(o, "page_state", &ps)) {
+		rec->why = true;
+		for (int s = 0; s < NSTEPS; s++) {
+			json_object *step, *party;
+
+			if (!json_object_object_get_ex(ps, step_names[s], &step))
+				goto bad_why;
+			for (int p = 0; p < NPARTIES; p++) {
+				if (!json_object_object_get_ex(step, party_names[p], &party))
+					goto bad_why;
+				if (!party)
+					continue;
+				if (fields_from_json(&rec->page_state[s][p], state_fields, party,
+						     &missing))
+					goto bad_why;
+				rec->page_state[s][p].valid = true;
+			}
+		}
+		if (!json_object_object_get_ex(o, "copies", &copies) ||
+		    !json_object_is_type(copies, json_type_array))
+			goto bad_why;
+		for (size_t i = 0; i < json_object_array_length(copies) && i < MAX_COPIES; i++) {
+			if (fields_from_json(&rec->copies[i], copy_fields,
+					     json_object_array_get_idx(copies, i), &missing))
+				goto bad_why;
+			rec->n_copies++;
+		}
+		get_str(o, "why_note", rec->why_note, sizeof(rec->why_note), false);
+	}
+	ret = 0;
+	goto out;
+bad_why:
+	snprintf(rec->reason, sizeof(rec->reason), "page_state or copies malformed");
+out:
+	json_object_put(o);
+	return ret;
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The row layer: every reproduction the lab plays is a row, and every row is the same kind of thing.
+ *
+ * A row is data (rows.c holds the one table of them): its name, its family, what it needs from the
+ * kernel and the machine, and the stage it sets (DONTFORK, the fork switch, the page type...). A
+ * family knows how to play a row of its kind and observe what happened (the *_play.c files, linked
+ * only into the programs that play them, since some need libibverbs or liburing), and how to describe
+ * what it observed: the fields of its observations, the verdict derived from them alone, the
+ * consistency checks a test holds them to, and its table (the family files). Playing a row gives a
+ * record: name, family, kernel, observed and expected verdicts, the observations, or why it could not
+ * run or was skipped. Records are printed as JSON lines (record.c); demos print their tables from
+ * records, tests read records, never a table.
+ */
+#ifndef ROWS_ROW_H
+#define ROWS_ROW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum row_family_id {
+	FAM_PINDMA,	/* pindma holds a page (GUP or PIN_LONGTERM), or only mlock() */
+	FAM_VMSPLICE,	/* a pipe holds the page (vmsplice, FOLL_GET) */
+	FAM_IOURING,	/* io_uring holds it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) */
+	FAM_ODIRECT,	/* an O_DIRECT read in flight holds it */
+	FAM_VERBS,	/* an RDMA MR on Soft-RoCE holds it (ib_umem, FOLL_PIN) */
+	FAM_FADVISE,	/* not a pin: the article's writeback commands */
+	FAM_COUNT
+};
+
+/* What a row needs; a need not met is "could not run", except a lab patch on a user's tree. */
+#define NEED_0001	(1u << 0)	/* kernel-patches/<ver>/0001: the fadvise commands */
+#define NEED_0002	(1u << 1)	/* kernel-patches/<ver>/0002: vm.fork_share_pinned */
+#define NEED_PINDMA	(1u << 2)	/* /dev/pindma */
+#define NEED_HUGETLB	(1u << 3)	/* a free 2 MiB hugetlb page */
+#define NEED_THP	(1u << 4)	/* transparent huge pages */
+#define NEED_RXE	(1u << 5)	/* Soft-RoCE (rdma_rxe) */
+#define NEED_ODIRECT	(1u << 6)	/* the read-throttled disk, serial odirect */
+#define NEED_ODIRECT_IOPS (1u << 7)	/* the same image at 4 reads/s, serial odirect-iops */
+#define NEED_DISK	(1u << 8)	/* the guest's slow ext4 disk, /dev/vda on /mnt/disk */
+#define NEED_IOURING	(1u << 9)	/* io_uring */
+
+/* vm.fork_share_pinned (kernel-patches/0002) while a row plays; restored afterwards. */
+enum knob { KNOB_LEAVE, KNOB_ON, KNOB_OFF };
+
+/* The memory a pin row holds. */
+enum memkind { MEM_PAGE, MEM_THP, MEM_HUGETLB };
+
+/* The child's part once forked. */
+enum child_part {
+	CHILD_LIVES,		/* stays alive across the parent's write and the device's transfers */
+	CHILD_EXITS,		/* exits before the parent writes */
+	CHILD_READS_DEVICE,	/* stays, and reads where the device wrote after the fork */
+};
+
+/* fadvise rows: what is asked of 8 MiB of dirty file pages. */
+enum fadvise_how { FADV_ASYNC_WRITE, FADV_WRITE_WAIT, FADV_WAIT_WRITE_WAIT, FADV_SYNC_FILE_RANGE,
+		   FADV_MSYNC_ASYNC, FADV_NOTHING };
+
+/* verbs rows: an HCA row, or one of what rdma-core's fork support costs. */
+enum verbs_kind { VERBS_HCA, VERBS_SUBPAGE_MR, VERBS_FORK_INIT_AFTER_REG, VERBS_FREE_BEFORE_DEREG,
+		  VERBS_MR_SPLITS_VMAS, VERBS_HUGETLB_MR };
+
+struct row {
+	const char *name;	/* unique; the expectation tables and --only use it */
+	enum row_family_id family;
+	const char *title;	/* one line: the stage */
+	const char *note;	/* why the verdict is what it is */
+	unsigned int needs;	/* NEED_* */
+	enum knob knob;
+	bool dontfork;		/* MADV_DONTFORK on the range before the fork */
+	bool dofork;		/* then MADV_DOFORK, still before the fork */
+	bool fork;		/* fork at all (the control rows do not) */
+	enum child_part child;
+	enum memkind mem;
+	bool picture;		/* the demo draws the article's three pictures for it */
+	union {
+		struct {
+			uint32_t mode;	/* PINDMA_MODE_*, 0: mlock() only */
+		} pindma;
+		struct {
+			bool own_page;	/* the read fills whole pages; the parent writes another */
+			bool ext4;	/* through a file on ext4 rather than the raw disk */
+			bool multi;	/* the 2009 form: readers sharing pages, a forking thread */
+			bool aligned;	/* multi: the readers' chunks are page-aligned (the control) */
+		} odirect;
+		struct {
+			enum fadvise_how how;
+		} fadvise;
+		struct {
+			enum verbs_kind kind;
+			bool fork_init;		/* ibv_fork_init() */
+			bool fork_safe_env;	/* RDMAV_FORK_SAFE=1 */
+			bool hugepages_safe_env; /* RDMAV_HUGEPAGES_SAFE=1 */
+			bool no_init;		/* kind MR_SPLITS_VMAS without fork support */
+		} verbs;
+	};
+};
+
+extern const struct row rows[];
+extern const unsigned int n_rows;
+const struct row *row_find(const char *name);
+
+/* Per step of a pin row: the page state the kernel reports for each party's page (pindma debugfs). */
+enum step { STEP_BEFORE_FORK, STEP_AFTER_FORK, STEP_AFTER_WRITE, STEP_AFTER_DEVICE, NSTEPS };
+enum party { PARTY_DEVICE, PARTY_PARENT, PARTY_CHILD, NPARTIES };
+
+struct page_state {
+	bool valid;		/* read; false: no page there, or not read */
+	uint64_t pfn;
+	int64_t refcount;
+	int64_t mapcount;
+	int64_t pincount;	/* -1 where the kernel keeps none (small folios) */
+	bool maybe_pinned;
+	bool anon_exclusive;
+};
+
+/* One copy the kernel made, from its own tracing (why.c). */
+struct copy {
+	char at[16];		/* "fork", "write-fault", "unshare" */
+	char for_whom[8];	/* "child", "parent" */
+	char by[48];		/* the kernel function the trace names */
+	uint64_t old_pfn, new_pfn;
+};
+#define MAX_COPIES 8
+
+/* What each family observes; every field is listed in the family's field table (record.c). */
+struct pindma_obs {
+	uint64_t drv_before, par_before;	/* before the fork */
+	uint64_t par_fork, child_fork;		/* after the fork, before the write */
+	uint64_t drv_after, par_after, child_after; /* after the parent's write */
+	bool control_moved;	/* before the fork the device wrote and read bytes the parent saw */
+	bool device_write_seen;	/* the parent reads what the device wrote after the fork */
+	bool parent_write_seen;	/* the device reads what the parent wrote after the fork */
+	bool device_reads_own;	/* the device reads back what it wrote after the fork */
+	bool child_has_range;	/* the child's maps cover the page */
+	bool child_prefork;	/* the child reads the pre-fork bytes where the parent wrote */
+	char child_sees[24];	/* what the child read at the end: pre-fork, parent, device, other,
+				 * SIGSEGV, exited */
+	uint32_t engine;	/* PINDMA_ENGINE_* that served the DMA */
+	bool thp;		/* the page was part of a THP when pinned (kpageflags) */
+	bool hugetlb;		/* ... of a hugetlb page */
+};
+
+struct vmsplice_obs {
+	uint64_t par_before, par_after, child_fork;
+	bool control_live;	/* a pipe read after the parent's write showed that write (no copy) */
+	bool pipe_sees_parent;	/* the pipe holds the parent's post-fork write */
+	bool pipe_has_prefork;	/* ... or the pre-fork bytes */
+	bool child_has_range;
+};
+
+struct iouring_obs {
+	uint64_t par_before, par_after, child_fork;
+	bool control_moved;	/* before the fork, WRITE_FIXED carried the buffer's bytes */
+	bool ring_sees_parent;	/* after the fork, WRITE_FIXED carried the parent's write */
+	bool ring_has_prefork;	/* ... or the pre-fork bytes */
+	bool child_has_range;
+};
+
+struct odirect_obs {
+	uint64_t pfn_before;	/* single reader: the read's last page, parent's view, before the fork */
+	uint64_t pfn_after;	/* the same after the read completed */
+	uint64_t pfn_child;	/* the child's page there (0: none) */
+	int64_t inflight;	/* reads in flight on the disk just before the fork */
+	int64_t inflight_after;	/* the same once fork() returned */
+	int64_t tries;		/* plays it took to fork inside the read's window */
+	int64_t missing;	/* bytes of the read(s) the parent does not find */
+	int64_t read_bytes;	/* bytes the read(s) returned */
+	bool child_has_data;	/* single reader: the read's bytes are in the child's page */
+	int64_t forks;		/* multi: forks made while reads were in flight */
+	int64_t rounds;		/* multi: rounds played */
+	int64_t stale_rounds;	/* multi: rounds whose buffer missed bytes */
+};
+
+struct fadvise_obs {
+	int64_t dirty_before, dirty_after;	/* the range's dirty pages (kpageflags) */
+	int64_t wb_before, wb_after;		/* ... under writeback */
+	int64_t dirty_kb_before, dirty_kb_after; /* /proc/meminfo Dirty */
+	int64_t sectors;			/* the disk's sectors written by the call */
+	double took_ms;
+	int64_t tries;				/* dirtying tries until every page was dirty */
+};
+
+struct verbs_obs {
+	int64_t knob;		/* vm.fork_share_pinned during the row (-1: none) */
+	char fork_status[16];	/* ibv_is_fork_initialized() */
+	char copy_on_fork[48];	/* `rdma system show`'s copy-on-fork */
+	bool control_moved;	/* before the fork the HCA wrote and read the parent's page */
+	bool hca_sees_parent;	/* RDMA READ after the fork returns the parent's write */
+	bool parent_sees_hca;	/* the parent reads the RDMA WRITE after the fork */
+	bool hca_reads_own;	/* RDMA READ returns what the RDMA WRITE put there */
+	char detail[24];	/* cost rows: the MR size, or how many MRs */
+	bool page_dc;		/* cost rows: the MR's page is MADV_DONTFORK (VmFlags dc) */
+	char outcome[24];	/* cost rows: SIGSEGV, EINVAL, EAGAIN, all-ok, ... */
+};
+
+enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };
+
+struct record {
+	const struct row *row;
+	char program[24];	/* the demo that played it */
+	char kernel[64];	/* uname -r */
+	char table[16];		/* the expectation table used */
+	char engine[12];	/* pindma rows: cpu or edu; the device otherwise */
+	enum record_status status;
+	char observed[16];	/* the verdict derived from the observations; "": none */
+	char expected[16];	/* from the table of this kernel; "": no expectation */
+	char reason[200];	/* could not run / skipped: why; mismatch: what differs */
+	union {
+		struct pindma_obs pindma;
+		struct vmsplice_obs vmsplice;
+		struct iouring_obs iouring;
+		struct odirect_obs odirect;
+		struct fadvise_obs fadvise;
+		struct verbs_obs verbs;
+	};
+	bool why;		/* page_state and copies were recorded */
+	struct page_state page_state[NSTEPS][NPARTIES];
+	struct copy copies[MAX_COPIES];
+	unsigned int n_copies;
+	char why_note[160];	/* what could not be traced, said instead of guessed */
+};
+
+/* A consistency check of a record's observations against its verdict and stage (rows_test). */
+struct check {
+	char what[120];
+	bool ok;
+	char detail[160];
+};
+#define MAX_CHECKS 16
+
+struct row_family {
+	const char *name;
+	/* The verdict from the observations alone; NULL (and *why) when they prove neither. */
+	const char *(*verdict)(const struct record *rec, char *why, size_t n);
+	/* What the observations must show for the verdict and stage; returns the number of checks. */
+	unsigned int (*checks)(const struct record *rec, struct check *c);
+	/* The family's table: a header, then one line per record. */
+	void (*table_header)(FILE *f);
+	void (*table_line)(FILE *f, unsigned int i, const struct record *rec);
+};
+
+extern const struct row_family *const families[FAM_COUNT];
+
+/*
+ * Playing is each family's *_play.c; a program links the ones it plays. A play fills the record's
+ * observations and returns 0, or -1 with rec->reason set (could not run). engine: pindma rows only.
+ */
+typedef int row_play_fn(const struct row *r, const char *engine, struct record *rec);
+extern row_play_fn play_pindma, play_vmsplice, play_iouring, play_odirect, play_verbs, play_fadvise;
+
+/* play.c: needs, the switch and its lock, the family's play, the verdict and the expectation. */
+void row_play(const struct row *r, const char *engine, struct record *rec);
+/* Set rec->reason (printf-style, with strerror(errno) appended when errno is set); returns -1. */
+int row_fail(struct record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Set the record's status from its observed and expected verdicts (also used on parsed records). */
+void record_judge(struct record *rec);
+const char *record_status_name(enum record_status s);
+const char *row_family_name(enum row_family_id f);
+
+/* record.c: records as JSON lines (json-c). */
+void record_print_json(FILE *f, const struct record *rec);
+/* Parse one JSON line into rec; 0, or -1 with rec->reason saying why. */
+int record_parse_json(const char *line, struct record *rec);
+
+/* expect.c: the expectation tables and the rules of each kernel's era. */
+const char *expect_verdict(const char *row);
+const char *expect_table_name(void);
+const char *kernel_release(void);
+/* The rules the "why" sentences follow for this kernel's era (see expect.c). */
+struct era_rules {
+	const char *fork_copies_pinned;	/* how fork treats a maybe-pinned anon page; NULL: it shares it */
+	const char *write_fault_reuse;	/* when a write fault reuses a page rather than copying */
+	const char *hugetlb_reuse;	/* the same for hugetlb */
+};
+const struct era_rules *expect_rules(void);
+/* The tables this build knows, by registry name, oldest first, blank-separated. */
+void expect_tables(char *out, size_t n);
+
+/* main.c: the demos' shared main: --only, --json, --records FILE, --render FILE, --engine. */
+int rows_main(int argc, char **argv, const char *program, unsigned int family_mask);
+
+#endif

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verbs family described: an MR registered on Soft-RoCE, the HCA's and the parent's view of it
+ * after a fork and a parent write; or what rdma-core's fork support costs, as the outcome it gives.
+ * Playing is verbs_play.c (linked only into verbs_demo, with libibverbs).
+ */
+#include <string.h>
+
+#include "row.h"
+
+static const char *verbs_verdict(const struct record *rec, char *why, size_t n)
+{
+	const struct verbs_obs *o = &rec->verbs;
+
+	if (rec->row->verbs.kind != VERBS_HCA) {
+		if (!o->outcome[0])
+			return snprintf(why, n, "no outcome"), NULL;
+		return o->outcome;
+	}
+	if (!o->control_moved)
+		return snprintf(why, n, "the HCA's control write before the fork did not reach the "
+			       "parent's page"), NULL;
+	if (!o->hca_reads_own)
+		return snprintf(why, n, "the HCA did not read back what it wrote"), NULL;
+	if (o->hca_sees_parent && o->parent_sees_hca)
+		return "COHERENT";
+	if (!o->hca_sees_parent && !o->parent_sees_hca)
+		return "ORPHANED";
+	snprintf(why, n, "hca->par %d, par->hca %d disagree", o->parent_sees_hca, o->hca_sees_parent);
+	return NULL;
+}
+
+#define CHECK(cond, ...) do { \
+	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
+	c[k].ok = (cond); \
+	k++; \
+} while (0)
+
+/* What rdma-core and the kernel must say, from the row's stage alone. */
+static unsigned int verbs_checks(const struct record *rec, struct check *c)
+{
+	const struct verbs_obs *o = &rec->verbs;
+	const struct row *r = rec->row;
+	bool on = r->knob == KNOB_ON, support = r->verbs.fork_init || r->verbs.fork_safe_env;
+	/* rdma-core says UNNEEDED whenever the kernel reports copy-on-fork. */
+	const char *status = !on ? "UNNEEDED" : support ? "ENABLED" : "DISABLED";
+	unsigned int k = 0;
+
+	CHECK(o->knob == (on ? 1 : 0) || (o->knob == -1 && !on), "vm.fork_share_pinned was %d",
+	      on);
+	CHECK(!strcmp(o->fork_status, status), "ibv_is_fork_initialized() says %s", status);
+	CHECK(strstr(o->copy_on_fork, on ? "copy-on-fork off" : "copy-on-fork on") != NULL,
+	      "rdma system show says %s", on ? "copy-on-fork off" : "copy-on-fork on");
+	if (r->verbs.kind == VERBS_HCA)
+		return k;
+	if (!strcmp(rec->observed, "SIGSEGV"))
+		CHECK(o->page_dc, "the page the child lacks is MADV_DONTFORK (VmFlags dc)");
+	if (r->verbs.no_init)
+		CHECK(!o->page_dc, "without fork support nothing is MADV_DONTFORK");
+	return k;
+}
+
+static void verbs_header(FILE *f)
+{
+	fprintf(f, "hca->par, par->hca: whether each saw the other's write after the fork (a cost row: "
+		"its MR's size, or how many MRs, and whether its page is MADV_DONTFORK); netlink: "
+		"`rdma system show`'s copy-on-fork\n");
+	fprintf(f, "%2s %-34s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s\n", "#", "row", "switch",
+		"fork support", "is_fork_init()", "netlink", "hca->par", "par->hca", "observed",
+		"expected");
+}
+
+static const char *support(const struct row *r)
+{
+	return r->verbs.hugepages_safe_env ? "HUGEPAGES_SAFE" : r->verbs.fork_init ?
+	       "ibv_fork_init" : r->verbs.fork_safe_env ? "RDMAV_FORK_SAFE" : "-";
+}
+
+static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
+{
+	const struct verbs_obs *o = &rec->verbs;
+	const struct row *r = rec->row;
+	bool played = rec->observed[0];
+	char a[24], b[24];
+
+	if (r->verbs.kind == VERBS_HCA) {
+		snprintf(a, sizeof(a), "%s", played ? o->parent_sees_hca ? "yes" : "no" : "-");
+		snprintf(b, sizeof(b), "%s", played ? o->hca_sees_parent ? "yes" : "no" : "-");
+	} else {
+		snprintf(a, sizeof(a), "%s", played ? o->detail : "-");
+		snprintf(b, sizeof(b), "%s", played ? o->page_dc ? "dc" : "-" : "-");
+	}
+	fprintf(f, "%2u %-34s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s %s\n", i, r->name,
+		r->knob == KNOB_ON ? "on" : "off", support(r), played ? o->fork_status : "-",
+		!played ? "-" : strstr(o->copy_on_fork, "off") ? "cof off" :
+		strstr(o->copy_on_fork, "on") ? "cof on" : "?", a, b,
+		played ? rec->observed : "-", rec->expected[0] ? rec->expected : "none",
+		record_status_name(rec->status));
+}
+
+const struct row_family family_verbs = {
+	.name = "verbs",
+	.verdict = verbs_verdict,
+	.checks = verbs_checks,
+	.table_header = verbs_header,
+	.table_line = verbs_line,
+};

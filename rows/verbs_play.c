@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Playing a verbs row. rdma-core's fork support is process-wide, so each row plays in a fresh
+ * process: play_verbs() runs this program again as `--verbs-row NAME` with the row's environment,
+ * while the switch is held where the row wants it (play.c), reads the record that process prints,
+ * and adds what `rdma system show` says meanwhile.
+ *
+ * An HCA row registers a page with ibv_reg_mr() on Soft-RoCE (the kernel pins it with FOLL_PIN, as
+ * every RDMA driver does), shows the HCA writing into it before the fork (the control), forks, lets
+ * the parent write, then lets the HCA read the MR (RDMA READ) and write into it (RDMA WRITE)
+ * through a loopback RC QP, and read back what it wrote. The cost rows show what rdma-core's fork
+ * support does to a program: an outcome (SIGSEGV in a child, an errno, all-ok).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lab.h"
+#include "lab_verbs.h"
+#include "row.h"
+
+#define KNOB "/proc/sys/vm/fork_share_pinned"
+#define PAGE 4096
+#define TAG 16
+#define OFF_HCA 256
+#define OFF_CONTROL 512
+
+static const char PREFORK[TAG] = "pre-fork bytes";
+static const char PARENT[TAG] = "parent wrote";
+static const char HCA[TAG] = "hca wrote";
+static const char CONTROL[TAG] = "hca control";
+
+static const char *fork_status(enum ibv_fork_status s)
+{
+	return s == IBV_FORK_ENABLED ? "ENABLED" : s == IBV_FORK_UNNEEDED ? "UNNEEDED" : "DISABLED";
+}
+
+/* The child of an HCA row: alive until the parent is done. */
+static int wait_child(struct lab_child *c, void *arg)
+{
+	(void)arg;
+	return lab_child_wait(c) < 0;
+}
+
+static int hca_row(struct record *rec)
+{
+	struct verbs_obs *o = &rec->verbs;
+	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
+	struct ibv_mr *mr = NULL, *smr = NULL;
+	struct lab_verbs v;
+	char *buf, *stage, wsbuf[48];
+	int ret = -1, status;
+
+	if (lab_verbs_open(&v) || lab_verbs_loopback_qp(&v))
+		return row_fail(rec, "verbs setup on rxe0");
+	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stage = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED || stage == MAP_FAILED) {
+		row_fail(rec, "mmap");
+		goto out;
+	}
+	memset(buf, 0, PAGE);
+	memcpy(buf, PREFORK, TAG);
+	memcpy(buf + OFF_HCA, PREFORK, TAG);
+	/* The staging buffer stays the parent's alone, whatever fork does with the MR's page. */
+	if (madvise(stage, PAGE, MADV_DONTFORK)) {
+		row_fail(rec, "MADV_DONTFORK of the staging buffer");
+		goto out;
+	}
+	mr = ibv_reg_mr(v.pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_WRITE);
+	smr = mr ? ibv_reg_mr(v.pd, stage, PAGE, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!smr) {
+		row_fail(rec, "ibv_reg_mr");
+		goto out;
+	}
+	/* The control: the HCA writes into the page the parent sees. */
+	memcpy(stage + OFF_CONTROL, CONTROL, TAG);
+	if (lab_verbs_rdma(&v, IBV_WR_RDMA_WRITE, smr, stage + OFF_CONTROL, mr, buf + OFF_CONTROL,
+			   TAG)) {
+		row_fail(rec, "RDMA WRITE (control)");
+		goto out;
+	}
+	o->control_moved = !memcmp(buf + OFF_CONTROL, CONTROL, TAG);
+
+	if (lab_child_start(&child, wait_child, NULL)) {
+		row_fail(rec, "fork");
+		goto out;
+	}
+	memcpy(buf, PARENT, TAG);	/* the parent's write: copy-on-write if shared */
+	if (lab_verbs_rdma(&v, IBV_WR_RDMA_READ, smr, stage, mr, buf, TAG)) {
+		row_fail(rec, "RDMA READ");
+		goto out;
+	}
+	o->hca_sees_parent = !memcmp(stage, PARENT, TAG);
+	memcpy(stage + OFF_HCA, HCA, TAG);
+	if (lab_verbs_rdma(&v, IBV_WR_RDMA_WRITE, smr, stage + OFF_HCA, mr, buf + OFF_HCA, TAG)) {
+		row_fail(rec, "RDMA WRITE");
+		goto out;
+	}
+	o->parent_sees_hca = !memcmp(buf + OFF_HCA, HCA, TAG);
+	memset(stage + 2 * OFF_HCA, 0, TAG);
+	if (lab_verbs_rdma(&v, IBV_WR_RDMA_READ, smr, stage + 2 * OFF_HCA, mr, buf + OFF_HCA, TAG)) {
+		row_fail(rec, "RDMA READ (back)");
+		goto out;
+	}
+	o->hca_reads_own = !memcmp(stage + 2 * OFF_HCA, HCA, TAG);
+	snprintf(o->fork_status, sizeof(o->fork_status), "%s",
+		 fork_status(ibv_is_fork_initialized()));
+	if (lab_child_go(&child, 'x')) {
+		row_fail(rec, "telling the child to end");
+		goto out;
+	}
+	status = lab_child_reap(&child);
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		errno = 0;
+		row_fail(rec, "the child %s", lab_wait_status(status, wsbuf, sizeof(wsbuf)));
+		goto out;
+	}
+	ret = 0;
+out:
+	lab_child_end(&child);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (mr)
+		ibv_dereg_mr(mr);
+	lab_verbs_close(&v);
+	return ret;
+}
+
+/* Fork; the child reads *var. SIGSEGV when the child has no such page. */
+static const char *child_reads(volatile char *var, char want)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return "fork-failed";
+	if (!pid)
+		_exit(*var == want ? 0 : 1);
+	if (waitpid(pid, &status, 0) != pid)
+		return "wait-failed";
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV ? "SIGSEGV" :
+	       WIFEXITED(status) && !WEXITSTATUS(status) ? "read-ok" : "other";
+}
+
+static void outcome(struct record *rec, const char *detail, const void *page, const char *what)
+{
+	struct verbs_obs *o = &rec->verbs;
+
+	snprintf(o->detail, sizeof(o->detail), "%s", detail);
+	snprintf(o->outcome, sizeof(o->outcome), "%s", what);
+	o->page_dc = page && lab_has_vmflag(page, "dc");
+	snprintf(o->fork_status, sizeof(o->fork_status), "%s",
+		 fork_status(ibv_is_fork_initialized()));
+}
+
+static const char *errno_name(int e)
+{
+	return e == EINVAL ? "EINVAL" : e == EAGAIN ? "EAGAIN" : e == ENOMEM ? "ENOMEM" :
+	       strerror(e);
+}
+
+/*
+ * A 2 KiB MR at the start of a page, a variable in the page's second half, a fork: the child reads
+ * the variable. rdma-core rounds the MR to whole pages for MADV_DONTFORK.
+ */
+static int subpage_mr(struct record *rec, struct lab_verbs *v)
+{
+	char *page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *var = page + PAGE - 64;
+	struct ibv_mr *mr;
+
+	if (page == MAP_FAILED)
+		return row_fail(rec, "mmap");
+	*var = 42;
+	mr = ibv_reg_mr(v->pd, page, PAGE / 2, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		return row_fail(rec, "ibv_reg_mr");
+	outcome(rec, "2048", page, child_reads(var, 42));
+	ibv_dereg_mr(mr);
+	return 0;
+}
+
+/*
+ * A page-aligned heap buffer registered, then freed before ibv_dereg_mr(): the heap reuses it for
+ * new data, which a child then lacks, since the page is still MADV_DONTFORK.
+ */
+static int free_before_dereg(struct record *rec, struct lab_verbs *v)
+{
+	char *buf, *again, *page;
+	struct ibv_mr *mr;
+
+	/* 64 KiB: under malloc's mmap threshold, so from the heap, and handed out again. */
+	buf = malloc(16 * PAGE);
+	if (!buf)
+		return row_fail(rec, "malloc");
+	page = (char *)(((uintptr_t)buf + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+	memset(buf, 1, 16 * PAGE);
+	mr = ibv_reg_mr(v->pd, page, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		return row_fail(rec, "ibv_reg_mr");
+	free(buf);
+	again = malloc(16 * PAGE);
+	if (again != buf) {
+		errno = 0;
+		return row_fail(rec, "the heap did not hand the freed buffer out again");
+	}
+	memset(again, 7, 16 * PAGE);
+	outcome(rec, "4096", page, child_reads(page, 7));
+	ibv_dereg_mr(mr);
+	free(again);
+	return 0;
+}
+
+#define MAP_COUNT "/proc/sys/vm/max_map_count"
+#define SPLIT_PAGES 512
+
+/*
+ * One-page MRs on every other page of one mapping, with vm.max_map_count 64 above what the process
+ * maps: with fork support each MR splits the mapping (two more VMAs), until madvise(MADV_DONTFORK),
+ * and so ibv_reg_mr(), fails. Observed: the errno, or all-ok.
+ */
+static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
+{
+	struct ibv_mr *mrs[SPLIT_PAGES / 2] = { 0 };
+	int n = 0, before = lab_read_int(MAP_COUNT), err = 0;
+	char limit[32], detail[16];
+	char *map;
+
+	map = mmap(NULL, SPLIT_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (map == MAP_FAILED || before < 0)
+		return row_fail(rec, "mmap or " MAP_COUNT);
+	memset(map, 0, SPLIT_PAGES * PAGE);
+	snprintf(limit, sizeof(limit), "%d", lab_maps_count(NULL, ~(size_t)0) + 64);
+	if (lab_write_str(MAP_COUNT, limit))
+		return row_fail(rec, MAP_COUNT);
+	for (; n < SPLIT_PAGES / 2; n++) {
+		mrs[n] = ibv_reg_mr(v->pd, map + 2 * n * PAGE, PAGE, IBV_ACCESS_LOCAL_WRITE);
+		if (!mrs[n]) {
+			err = errno;
+			break;
+		}
+	}
+	snprintf(limit, sizeof(limit), "%d", before);
+	if (lab_write_str(MAP_COUNT, limit))
+		return row_fail(rec, "restoring " MAP_COUNT);
+	snprintf(detail, sizeof(detail), "n=%d", n);
+	outcome(rec, detail, map, err ? errno_name(err) : "all-ok");
+	while (n--)
+		ibv_dereg_mr(mrs[n]);
+	munmap(map, SPLIT_PAGES * PAGE);
+	return 0;
+}
+
+#define HPAGE (2 << 20)
+
+/*
+ * A 4 KiB MR at the start of a 2 MiB hugetlb page, with fork support. rdma-core rounds the range
+ * for MADV_DONTFORK to the system page size unless RDMAV_HUGEPAGES_SAFE=1 makes it ask smaps for
+ * the mapping's page size; a hugetlb VMA cannot be split inside a huge page (hugetlb_vm_op_split()),
+ * so madvise(), and so the registration, fails with EINVAL. With the variable set the whole huge
+ * page is DONTFORK: registered, and a child reading the MR's page gets SIGSEGV.
+ */
+static int hugetlb_mr(struct record *rec, struct lab_verbs *v)
+{
+	struct ibv_mr *mr;
+	char *huge;
+
+	if (lab_reserve_hugepages(1))
+		return row_fail(rec, "reserving a hugetlb page");
+	huge = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		    -1, 0);
+	if (huge == MAP_FAILED)
+		return row_fail(rec, "mmap(MAP_HUGETLB)");
+	memset(huge, 9, HPAGE);
+	mr = ibv_reg_mr(v->pd, huge, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	outcome(rec, "4096", huge, mr ? child_reads(huge, 9) : errno_name(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	munmap(huge, HPAGE);
+	return 0;
+}
+
+/* ibv_fork_init() called once a buffer is registered: what it returns. */
+static int fork_init_after_reg(struct record *rec, struct lab_verbs *v)
+{
+	char *page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+	int ret;
+
+	if (page == MAP_FAILED)
+		return row_fail(rec, "mmap");
+	mr = ibv_reg_mr(v->pd, page, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		return row_fail(rec, "ibv_reg_mr");
+	ret = ibv_fork_init();
+	outcome(rec, "4096", page, !ret ? "0" : errno_name(ret));
+	ibv_dereg_mr(mr);
+	return 0;
+}
+
+/* In the fresh process: play the row and print its record (observations and reason). */
+int verbs_row_main(const char *name)
+{
+	const struct row *r = row_find(name);
+	struct record rec = { 0 };
+	struct lab_verbs v;
+	int ret;
+
+	if (!r || r->family != FAM_VERBS) {
+		fprintf(stderr, "no verbs row %s\n", name);
+		return 2;
+	}
+	rec.row = r;
+	errno = 0;
+	if (r->verbs.fork_init && ibv_fork_init()) {
+		ret = row_fail(&rec, "ibv_fork_init");
+	} else if (r->verbs.kind == VERBS_HCA) {
+		ret = hca_row(&rec);
+	} else if (lab_verbs_open(&v)) {
+		ret = row_fail(&rec, "verbs setup on rxe0");
+	} else {
+		switch (r->verbs.kind) {
+		case VERBS_SUBPAGE_MR:
+			ret = subpage_mr(&rec, &v);
+			break;
+		case VERBS_FORK_INIT_AFTER_REG:
+			ret = fork_init_after_reg(&rec, &v);
+			break;
+		case VERBS_FREE_BEFORE_DEREG:
+			ret = free_before_dereg(&rec, &v);
+			break;
+		case VERBS_MR_SPLITS_VMAS:
+			ret = mr_splits_vmas(&rec, &v);
+			break;
+		default:
+			ret = hugetlb_mr(&rec, &v);
+			break;
+		}
+		lab_verbs_close(&v);
+	}
+	rec.status = ret ? REC_COULD_NOT_RUN : REC_OK;
+	record_print_json(stdout, &rec);
+	return 0;
+}
+
+/* What `rdma system show` says of copy-on-fork now. */
+static void rdma_system(char *out, size_t n)
+{
+	char line[256] = "";
+	FILE *p = popen("rdma system show 2>&1", "r");
+
+	snprintf(out, n, "(failed)");
+	if (!p)
+		return;
+	if (fgets(line, sizeof(line), p)) {
+		char *at = strstr(line, "copy-on-fork");
+
+		line[strcspn(line, "\n")] = 0;
+		snprintf(out, n, "%s", at ? at : line);
+	}
+	if (pclose(p))
+		snprintf(out, n, "(failed)");
+}
+
+int play_verbs(const struct row *r, const char *engine, struct record *rec)
+{
+	char cmd[160], line[4096];
+	struct record child;
+	bool got = false;
+	FILE *p;
+	int status;
+
+	(void)engine;
+	errno = 0;
+	if (lab_rxe_setup())
+		return row_fail(rec, "creating rxe0 on lo");
+	if (r->verbs.fork_safe_env)
+		setenv("RDMAV_FORK_SAFE", "1", 1);
+	if (r->verbs.hugepages_safe_env)
+		setenv("RDMAV_HUGEPAGES_SAFE", "1", 1);
+	snprintf(cmd, sizeof(cmd), "/proc/%d/exe --verbs-row %s", getpid(), r->name);
+	p = popen(cmd, "r");
+	unsetenv("RDMAV_FORK_SAFE");
+	unsetenv("RDMAV_HUGEPAGES_SAFE");
+	if (!p)
+		return row_fail(rec, "running %s", cmd);
+	while (fgets(line, sizeof(line), p))
+		if (line[0] == '{' && !record_parse_json(line, &child) && child.row == r)
+			got = true;
+	status = pclose(p);
+	rec->verbs = child.verbs;
+	rec->verbs.knob = lab_read_int(KNOB);
+	rdma_system(rec->verbs.copy_on_fork, sizeof(rec->verbs.copy_on_fork));
+	errno = 0;
+	if (!got || status)
+		return row_fail(rec, "the row's process %s without its record",
+				status ? "failed" : "ended");
+	if (child.status != REC_OK) {
+		snprintf(rec->reason, sizeof(rec->reason), "%s", child.reason);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every row the lab plays, from one play of every demo (guest/demo --records, as make demo runs
+ * them), judged from the records alone:
+ *
+ * - the demo script's exit status, and each demo's, is the one its records call for;
+ * - every row of the table was played exactly once per engine it is played with;
+ * - per record: the row played, its verdict (derived again here from its observations, by the row
+ *   layer's family code) is the one this kernel's table expects, and the observations make the
+ *   row's point (the family's checks, keyed on the row's stage and verdict, never its name);
+ * - per output block of README.md and the pages in docs/: the page shows the program's current format
+ *   (rendered from the same records, masked by guest/mask-format).
+ *
+ * KTAP through the kernel's kselftest.h, one case per check, the plan known once the demos ran.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest.h"
+#include "lab.h"
+#include "row.h"
+
+#define TMP "/tmp/rows-test"
+#define RECORDS TMP "/records.jsonl"
+#define MAX_RECORDS 512
+#define MAX_DEMOS 16
+#define MAX_BLOCKS 32
+
+static struct record recs[MAX_RECORDS];
+static unsigned int n_recs;
+static int parse_failures;
+
+struct demo_status {
+	char program[24];
+	char engine[12];
+	int status;
+};
+static struct demo_status demos[MAX_DEMOS];
+static unsigned int n_demos;
+
+struct block {
+	char name[32];
+	char kernel[64];
+	char page[64];
+	char path[128];		/* the block as the page shows it */
+};
+static struct block blocks[MAX_BLOCKS];
+static unsigned int n_blocks;
+
+static void load_records(void)
+{
+	char line[8192];
+	FILE *f = fopen(RECORDS, "r");
+
+	while (f && n_recs < MAX_RECORDS && fgets(line, sizeof(line), f)) {
+		if (record_parse_json(line, &recs[n_recs])) {
+			ksft_print_msg("unreadable record: %s: %.120s\n", recs[n_recs].reason, line);
+			parse_failures++;
+			continue;
+		}
+		n_recs++;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* "PROGRAM [--engine E] status N", one line per demo guest/demo ran. */
+static void load_statuses(void)
+{
+	char line[256], prog[24], eng[12];
+	FILE *f = fopen(RECORDS ".status", "r");
+	int st;
+
+	while (f && n_demos < MAX_DEMOS && fgets(line, sizeof(line), f)) {
+		eng[0] = 0;
+		if (sscanf(line, "%23s --engine %11s status %d", prog, eng, &st) != 3 &&
+		    sscanf(line, "%23s status %d", prog, &st) != 2) {
+			ksft_print_msg("unreadable status line: %s", line);
+			parse_failures++;
+			continue;
+		}
+		snprintf(demos[n_demos].program, sizeof(demos[n_demos].program), "%s", prog);
+		snprintf(demos[n_demos].engine, sizeof(demos[n_demos].engine), "%s", eng);
+		demos[n_demos++].status = st;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* The fenced block after each "<!-- output: NAME, generated on Linux K -->" marker of a page. */
+static void load_blocks(const char *page)
+{
+	char line[1024], name[32], kernel[64];
+	FILE *f = fopen(page, "r"), *out = NULL;
+	bool want = false, fence = false;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "<!-- output: %31[a-z0-9-], generated on Linux %63s", name,
+			   kernel) == 2 && n_blocks < MAX_BLOCKS) {
+			struct block *b = &blocks[n_blocks];
+
+			snprintf(b->name, sizeof(b->name), "%s", name);
+			snprintf(b->kernel, sizeof(b->kernel), "%s", kernel);
+			snprintf(b->page, sizeof(b->page), "%s", page + strlen("/lab/"));
+			snprintf(b->path, sizeof(b->path), TMP "/block%u.doc", n_blocks);
+			out = fopen(b->path, "w");
+			n_blocks++;
+			want = true;
+			continue;
+		}
+		if (want && !strncmp(line, "```", 3)) {
+			if (fence) {
+				want = fence = false;
+				if (out)
+					fclose(out);
+				out = NULL;
+			} else {
+				fence = true;
+			}
+			continue;
+		}
+		if (want && fence && out)
+			fputs(line, out);
+	}
+	if (out)
+		fclose(out);
+	if (f)
+		fclose(f);
+}
+
+static int worst_of(const char *program, const char *engine)
+{
+	int worst = 0;
+
+	for (unsigned int i = 0; i < n_recs; i++) {
+		const struct record *r = &recs[i];
+
+		if (strcmp(r->program, program))
+			continue;
+		if (engine[0] && strcmp(r->engine, engine))
+			continue;
+		if (r->status == REC_COULD_NOT_RUN)
+			worst = 2;
+		else if (r->status == REC_MISMATCH && worst < 1)
+			worst = 1;
+	}
+	return worst;
+}
+
+/* How often guest/demo plays a row: pindma rows once per engine (cpu, edu), the others once. */
+static unsigned int plays_of(const struct row *r)
+{
+	return r->family == FAM_PINDMA ? 2 : 1;
+}
+
+static void check_coverage(void)
+{
+	unsigned int bad = 0;
+
+	for (unsigned int i = 0; i < n_rows; i++) {
+		unsigned int seen = 0;
+
+		for (unsigned int k = 0; k < n_recs; k++)
+			seen += recs[k].row == &rows[i];
+		if (seen != plays_of(&rows[i])) {
+			ksft_print_msg("%s: played %u times, not %u\n", rows[i].name, seen,
+				       plays_of(&rows[i]));
+			bad++;
+		}
+	}
+	ksft_test_result(!bad && !parse_failures && n_recs, "every row played once per engine, "
+			 "every record read\n");
+}
+
+static void check_record(const struct record *rec)
+{
+	struct record again = *rec;
+	struct check c[MAX_CHECKS];
+	const char *want = expect_verdict(rec->row->name), *derived;
+	unsigned int n, failed = 0;
+	char id[64], why[160];
+
+	snprintf(id, sizeof(id), "%s@%s", rec->row->name, rec->engine);
+	if (rec->status == REC_SKIPPED) {
+		ksft_test_result_skip("%s verdict: %s\n", id, rec->reason);
+		ksft_test_result_skip("%s observations: %s\n", id, rec->reason);
+		return;
+	}
+	if (rec->status == REC_COULD_NOT_RUN) {
+		ksft_print_msg("%s could not run: %s\n", id, rec->reason);
+		ksft_test_result_fail("%s verdict\n", id);
+		ksft_test_result_fail("%s observations\n", id);
+		return;
+	}
+	/* The verdict again, from the observations, and the expectation again, from the table. */
+	derived = families[rec->row->family]->verdict(&again, why, sizeof(why));
+	if (!derived || strcmp(derived, rec->observed))
+		ksft_print_msg("%s: the record says %s, its observations %s (%s)\n", id,
+			       rec->observed, derived ? derived : "prove nothing", derived ? "" : why);
+	if (!want || strcmp(want, rec->observed))
+		ksft_print_msg("%s: observed %s, this kernel's %s table expects %s\n", id,
+			       rec->observed, expect_table_name(), want ? want : "nothing");
+	ksft_test_result(derived && !strcmp(derived, rec->observed) && want &&
+			 !strcmp(want, rec->observed), "%s verdict\n", id);
+
+	n = families[rec->row->family]->checks(rec, c);
+	for (unsigned int i = 0; i < n; i++)
+		if (!c[i].ok) {
+			ksft_print_msg("%s: not so: %s\n", id, c[i].what);
+			failed++;
+		}
+	ksft_test_result(!failed && n, "%s observations\n", id);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	char ca[4096], cb[4096];
+	FILE *fa = fopen(a, "r"), *fb = fopen(b, "r");
+	bool same = fa && fb;
+	size_t na, nb;
+
+	while (same) {
+		na = fread(ca, 1, sizeof(ca), fa);
+		nb = fread(cb, 1, sizeof(cb), fb);
+		same = na == nb && !memcmp(ca, cb, na);
+		if (!na)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+static void check_block(unsigned int i, const char *series)
+{
+	const struct block *b = &blocks[i];
+	char cmd[512], now[96], kseries[16];
+	unsigned int dots = 0, k;
+
+	for (k = 0; b->kernel[k] && k < sizeof(kseries) - 1; k++) {
+		if (b->kernel[k] == '.' && ++dots == 2)
+			break;
+		kseries[k] = b->kernel[k];
+	}
+	kseries[k] = 0;
+	if (strcmp(kseries, series)) {
+		ksft_test_result_skip("%s in %s: generated on Linux %s, this is %s\n", b->name,
+				      b->page, b->kernel, kernel_release());
+		return;
+	}
+	if (!lab_memfree_is_exact()) {
+		ksft_test_result_skip("%s in %s: the pages show the normal kernel; this is the debug "
+				      "one\n", b->name, b->page);
+		return;
+	}
+	snprintf(now, sizeof(now), TMP "/block%u.now", i);
+	snprintf(cmd, sizeof(cmd), "/lab/guest/capture-docs --from " RECORDS " %s | sed -e "
+		 "'1,/^@@docs-begin/d' -e '/^@@docs-end/,$d' >%s && /lab/guest/mask-format %s "
+		 ">%s.masked && /lab/guest/mask-format %s >%s.masked", b->name, now, now, now,
+		 b->path, b->path);
+	if (system(cmd)) {
+		ksft_test_result_fail("%s in %s: rendering it failed\n", b->name, b->page);
+		return;
+	}
+	{
+		char doc[160], got[160], diff[400];
+
+		snprintf(doc, sizeof(doc), "%s.masked", b->path);
+		snprintf(got, sizeof(got), "%s.masked", now);
+		if (same_file(doc, got)) {
+			ksft_test_result_pass("%s in %s\n", b->name, b->page);
+			return;
+		}
+		snprintf(diff, sizeof(diff), "diff %s %s | head -20 | sed 's/^/# /'", doc, got);
+		if (system(diff) == -1)
+			ksft_print_msg("diff failed\n");
+		ksft_test_result_fail("%s in %s: the page no longer shows the program's format "
+				      "(make docs)\n", b->name, b->page);
+	}
+}
+
+int main(void)
+{
+	char series[16], tables[128], *dot;
+	struct dirent *d;
+	DIR *docs;
+	int status;
+	unsigned int plan, expect_script = 0;
+
+	if (system("rm -rf " TMP " && mkdir -p " TMP))
+		return KSFT_FAIL;
+	status = system("/lab/guest/demo --records " RECORDS " >" TMP "/demo.out 2>&1");
+	load_records();
+	load_statuses();
+	load_blocks("/lab/README.md");
+	docs = opendir("/lab/docs");
+	while (docs && (d = readdir(docs))) {
+		char page[300];
+
+		if (!strstr(d->d_name, ".md"))
+			continue;
+		snprintf(page, sizeof(page), "/lab/docs/%s", d->d_name);
+		load_blocks(page);
+	}
+	if (docs)
+		closedir(docs);
+
+	ksft_print_header();
+	plan = 3 + n_demos + 2 * n_recs + n_blocks;
+	ksft_set_plan(plan);
+
+	/* kernel-patches/README.md, adding a kernel: every kernel of the registry has its table. */
+	expect_tables(tables, sizeof(tables));
+	ksft_test_result(!strcmp(tables, lab_kernel_registry()), "the expectation tables (%s) are the "
+			 "registry's kernels (%s)\n", tables, lab_kernel_registry());
+
+	for (unsigned int i = 0; i < n_demos; i++) {
+		int want = worst_of(demos[i].program, demos[i].engine);
+
+		if ((unsigned int)want > expect_script)
+			expect_script = want;
+		ksft_test_result(demos[i].status == want, "%s%s%s exits %d as its records call for "
+				 "(it exited %d)\n", demos[i].program, demos[i].engine[0] ?
+				 " --engine " : "", demos[i].engine, want, demos[i].status);
+	}
+	ksft_test_result(n_demos && WIFEXITED(status) && WEXITSTATUS(status) == expect_script,
+			 "guest/demo exits %u, the worst of its demos (it ended: status %#x)\n",
+			 expect_script, status);
+	check_coverage();
+	for (unsigned int i = 0; i < n_recs; i++)
+		check_record(&recs[i]);
+
+	snprintf(series, sizeof(series), "%s", kernel_release());
+	dot = strchr(series, '.');
+	if (dot && (dot = strchr(dot + 1, '.')))
+		*dot = 0;
+	for (unsigned int i = 0; i < n_blocks; i++)
+		check_block(i, series);
+	ksft_finished();
+}

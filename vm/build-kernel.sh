@@ -61,8 +61,9 @@ mkdir -p "$cachedir" "$LAB_BUILD"
 # what needs a patch this kernel's series lacks, naming it.
 link() {
 	ln -sfn "$tree" "$LAB_KTREE"
-	printf 'LAB_KERNEL=%s\nLAB_SERIES=kernel-patches/%s\nLAB_SERIES_PATCHES="%s"\n' \
-		"$LAB_KERNEL" "$([[ -n $LAB_KSRC ]] && echo none || echo "$LAB_KERNEL")" \
+	printf 'LAB_KERNEL=%s\nLAB_VERSION=%s\nLAB_REGISTRY="%s"\nLAB_SERIES=kernel-patches/%s\nLAB_SERIES_PATCHES="%s"\n' \
+		"$LAB_KERNEL" "$(make -s -C "$src" kernelversion)" "$(lab_kernels | tr '\n' ' ')" \
+		"$([[ -n $LAB_KSRC ]] && echo none || echo "$LAB_KERNEL")" \
 		"$(for p in "${patches[@]}"; do printf '%s ' "${p##*/}"; done)" \
 		>"$LAB_BUILD/kernel.env.tmp"
 	if cmp -s "$LAB_BUILD/kernel.env.tmp" "$LAB_BUILD/kernel.env"; then

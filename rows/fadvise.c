@@ -27,12 +27,6 @@ static const char *fadvise_verdict(const struct record *rec, char *why, size_t n
 	return "PARTIAL";
 }
 
-#define CHECK(cond, ...) do { \
-	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
-	c[k].ok = (cond); \
-	k++; \
-} while (0)
-
 static unsigned int fadvise_checks(const struct record *rec, struct check *c)
 {
 	const struct fadvise_obs *o = &rec->fadvise;

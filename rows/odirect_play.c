@@ -182,9 +182,8 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 	struct child_arg ca = { .last = last };
 	struct child_report cr;
 	bool started = false, joined = false;
-	char wsbuf[48];
 	pthread_t thread;
-	int ret = -1, status;
+	int ret = -1;
 
 	if (lab_pfn_read(last, &o->pfn_before) || !o->pfn_before)
 		return row_fail(rec, "the parent's page is not present");
@@ -242,12 +241,8 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 			row_fail(rec, "asking the child");
 			goto out;
 		}
-		status = lab_child_reap(&child);
-		if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-			errno = 0;
-			row_fail(rec, "the child %s", lab_wait_status(status, wsbuf, sizeof(wsbuf)));
+		if (row_child_end(rec, &child, -1, 0))
 			goto out;
-		}
 		if (cr.pfn_errno) {
 			errno = cr.pfn_errno;
 			row_fail(rec, "reading the child's PFN from pagemap");

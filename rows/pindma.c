@@ -44,12 +44,6 @@ static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 	return NULL;
 }
 
-#define CHECK(cond, ...) do { \
-	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
-	c[k].ok = (cond); \
-	k++; \
-} while (0)
-
 static unsigned int pindma_checks(const struct record *rec, struct check *c)
 {
 	const struct pindma_obs *o = &rec->pindma;

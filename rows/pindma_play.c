@@ -226,13 +226,8 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 		goto out;
 	why_step(rec, STEP_AFTER_FORK, o->drv_before, o->par_fork, o->child_fork);
 	if (r->child == CHILD_EXITS) {
-		status = lab_child_reap(&child);
-		if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != CHILD_EXIT_CODE) {
-			errno = 0;
-			row_fail(rec, "the child was to exit with %d: %s", CHILD_EXIT_CODE,
-				 lab_wait_status(status, wsbuf, sizeof(wsbuf)));
+		if (row_child_end(rec, &child, -1, CHILD_EXIT_CODE))
 			goto out;
-		}
 		snprintf(o->child_sees, sizeof(o->child_sees), "exited");
 	}
 

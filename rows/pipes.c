@@ -45,12 +45,6 @@ static const char *iouring_verdict(const struct record *rec, char *why, size_t n
 			      o->par_before, o->par_after, o->child_fork, why, n);
 }
 
-#define CHECK(cond, ...) do { \
-	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
-	c[k].ok = (cond); \
-	k++; \
-} while (0)
-
 static unsigned int holder_checks(const struct record *rec, struct check *c, bool has_range,
 				  uint64_t par_before, uint64_t par_after, uint64_t child_fork,
 				  bool shared_at_fork)

@@ -101,8 +101,8 @@ static int play_holder(const struct row *r, struct record *rec, struct holder *h
 	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
 	bool splice = h->give == vmsplice_give;
 	struct child_report cr;
-	char got[TAG], wsbuf[48];
-	int ret = -1, status;
+	char got[TAG];
+	int ret = -1;
 
 	/* The control: written after the holder has the page, carried all the same. */
 	if (splice && h->give(h))
@@ -146,18 +146,8 @@ static int play_holder(const struct row *r, struct record *rec, struct holder *h
 	}
 	*sees_parent = !memcmp(got, PARENT, TAG);
 	*prefork = !memcmp(got, PREFORK, TAG);
-	if (child.pid > 0) {
-		if (lab_child_go(&child, 'x')) {
-			row_fail(rec, "telling the child to end");
-			goto out;
-		}
-		status = lab_child_reap(&child);
-		if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-			errno = 0;
-			row_fail(rec, "the child %s", lab_wait_status(status, wsbuf, sizeof(wsbuf)));
-			goto out;
-		}
-	}
+	if (child.pid > 0 && row_child_end(rec, &child, 'x', 0))
+		goto out;
 	ret = 0;
 out:
 	lab_child_end(&child);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -57,6 +58,21 @@ int row_fail(struct record *rec, const char *fmt, ...)
 	if (e && n < sizeof(rec->reason))
 		snprintf(rec->reason + n, sizeof(rec->reason) - n, ": %s", strerror(e));
 	return -1;
+}
+
+int row_child_end(struct record *rec, struct lab_child *c, int cmd, int want)
+{
+	char how[48];
+	int status;
+
+	if (cmd >= 0 && lab_child_go(c, (char)cmd))
+		return row_fail(rec, "telling the child to go on");
+	status = lab_child_reap(c);
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == want)
+		return 0;
+	errno = 0;
+	return row_fail(rec, "the child was to exit with %d: %s", want,
+			lab_wait_status(status, how, sizeof(how)));
 }
 
 void record_judge(struct record *rec)

@@ -230,6 +230,12 @@ struct check {
 	char detail[160];
 };
 #define MAX_CHECKS 16
+/* In a family's checks(): one more check, c[k], true when cond holds. */
+#define CHECK(cond, ...) do { \
+	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
+	c[k].ok = (cond); \
+	k++; \
+} while (0)
 
 struct row_family {
 	const char *name;
@@ -253,6 +259,12 @@ extern row_play_fn play_pindma, play_vmsplice, play_iouring, play_odirect, play_
 
 /* play.c: needs, the switch and its lock, the family's play, the verdict and the expectation. */
 void row_play(const struct row *r, const char *engine, struct record *rec);
+struct lab_child;
+/*
+ * A play's child at its end: told cmd (unless cmd < 0), reaped, and it must have exited with want;
+ * 0, or -1 with rec->reason saying how it ended instead.
+ */
+int row_child_end(struct record *rec, struct lab_child *c, int cmd, int want);
 /* Set rec->reason (printf-style, with strerror(errno) appended when errno is set); returns -1. */
 int row_fail(struct record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Set the record's status from its observed and expected verdicts (also used on parsed records). */

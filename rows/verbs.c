@@ -30,12 +30,6 @@ static const char *verbs_verdict(const struct record *rec, char *why, size_t n)
 	return NULL;
 }
 
-#define CHECK(cond, ...) do { \
-	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
-	c[k].ok = (cond); \
-	k++; \
-} while (0)
-
 /* What rdma-core and the kernel must say, from the row's stage alone. */
 static unsigned int verbs_checks(const struct record *rec, struct check *c)
 {

@@ -54,8 +54,8 @@ static int hca_row(struct record *rec)
 	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
 	struct ibv_mr *mr = NULL, *smr = NULL;
 	struct lab_verbs v;
-	char *buf, *stage, wsbuf[48];
-	int ret = -1, status;
+	char *buf, *stage;
+	int ret = -1;
 
 	if (lab_verbs_open(&v) || lab_verbs_loopback_qp(&v))
 		return row_fail(rec, "verbs setup on rxe0");
@@ -113,16 +113,8 @@ static int hca_row(struct record *rec)
 	o->hca_reads_own = !memcmp(stage + 2 * OFF_HCA, HCA, TAG);
 	snprintf(o->fork_status, sizeof(o->fork_status), "%s",
 		 fork_status(ibv_is_fork_initialized()));
-	if (lab_child_go(&child, 'x')) {
-		row_fail(rec, "telling the child to end");
+	if (row_child_end(rec, &child, 'x', 0))
 		goto out;
-	}
-	status = lab_child_reap(&child);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		errno = 0;
-		row_fail(rec, "the child %s", lab_wait_status(status, wsbuf, sizeof(wsbuf)));
-		goto out;
-	}
 	ret = 0;
 out:
 	lab_child_end(&child);

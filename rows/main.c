@@ -6,6 +6,7 @@
  *
  *   PROGRAM [--only NAME]... [--engine auto|cpu|edu] [--json] [--records FILE]
  *   PROGRAM --render FILE [--engine E] [--part table|notes|pictures|summary]...
+ *   PROGRAM --families        the row families it plays, one per line
  *
  * Exit status: 0 when every row played matched its expectation (or was skipped, on a user's tree,
  * for a lab patch it lacks), 1 when one did not, 2 when one could not run.
@@ -202,6 +203,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 		{ "part", required_argument, NULL, 'p' },
 		{ "why", required_argument, NULL, 'w' },
 		{ "verbs-row", required_argument, NULL, 'V' },
+		{ "families", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -218,6 +220,12 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			if (!verbs_row_main)
 				usage(program);
 			return verbs_row_main(optarg);
+		case 'F':
+			/* What this program plays, for rows_test to know which rows to expect from it. */
+			for (unsigned int f = 0; f < FAM_COUNT; f++)
+				if (mask & (1u << f))
+					printf("%s\n", row_family_name(f));
+			return 0;
 		case 'w':
 			/* --why NAME plays NAME and shows only the kernel's view of it */
 			rows_why = true;

@@ -1,22 +1,29 @@
 #!/bin/sh
 # shellcheck shell=dash
 # The kernel's own COW suite (tools/testing/selftests/mm/cow.c, built by vm/guest.mk) in the guest, twice:
-#   1. as it is: each of its cases is one case here; a skip, fail or XFAIL passes only when
-#      tests/cow-known.txt lists it for this kernel with that verdict and a reason (then it is a SKIP here),
-#      and a listed case that passes is reported;
+#   1. as it is: each of its cases is one case here. A pass passes; a skip is a skip (with cow.c's
+#      reason), which the skip budget (tests/skips/) must list; a fail or XFAIL passes only when
+#      tests/cow-known.txt lists it for this kernel with that verdict and a reason (then an XFAIL here),
+#      and a listed case that passes is reported. One more case: cow.c ran its whole plan and exited
+#      with the status its own results call for (a crash halfway, or no /lab/bin/cow, fails it).
 #   2. with vm.fork_share_pinned=1: one more case, passing when exactly the "fork() with an iouring fixed
 #      buffer" cases (a longterm pin held across fork) flip from pass to fail, on every page type that ran.
-#      On a kernel whose series lacks kernel-patches/.../0002 (/lab/kernel.env) that case is a SKIP.
+#      A user's tree (KERNEL_SRC) without kernel-patches/.../0002 skips it; the lab's own kernels carry
+#      their whole series, so there it fails.
 # The guest gets swap (a swap file on the lab's disk) and 2 MiB hugetlb pages first, so the swapped-out
 # and hugetlb variants run.
 set -eu
-cow=/lab/bin/cow
+cow=${COW:-/lab/bin/cow}
 known=/lab/tests/cow-known.txt
 switch=/proc/sys/vm/fork_share_pinned
 pinned_fork="fork() with an iouring fixed buffer"
 kver=$(uname -r | cut -d. -f1,2)
+kernel=$(sed -n 's/^LAB_KERNEL=//p' "${LAB_KERNEL_ENV:-/lab/kernel.env}" 2>/dev/null)
 tmp=/tmp/cow.$$
 mkdir -p "$tmp"
+# Fields of the verdict files: a separator no case name holds, and not a blank, which read would
+# fold when a field is empty.
+us=$(printf '\037')
 
 swapfile=/mnt/disk/cow.swap
 if ! grep -q "^$swapfile " /proc/swaps; then
@@ -26,86 +33,126 @@ if ! grep -q "^$swapfile " /proc/swaps; then
 	swapon "$swapfile"
 fi
 has_switch=0
-grep -q '^LAB_SERIES_PATCHES=.*0002-' /lab/kernel.env 2>/dev/null && has_switch=1
+grep -q '^LAB_SERIES_PATCHES=.*0002-' "${LAB_KERNEL_ENV:-/lab/kernel.env}" 2>/dev/null && has_switch=1
 # One page per hugetlb case and one for the copy its child or a COW makes; spare ones for the rest.
 echo 16 >/proc/sys/vm/nr_hugepages
 
-# Runs cow.c with the switch at $1; writes "verdict<TAB>case" per result, cow.c's output in $tmp/out.$1.
-# A case is the "[RUN]" line before its result; verdicts: pass, fail, skip, xfail.
+# Runs cow.c with the switch at $1 into $tmp/*.$2: "verdict<US>case<US>reason" per result (verdicts:
+# pass, fail, skip, xfail; a case is the "[RUN]" line before its result), cow.c's output, and
+# "planned reported status" of the run.
 run_cow() {
 	# Each run on empty swap: within one suite run, swap was seen 47 MiB full after two runs
 	# (not in a run of cow.c alone), and a swapped-out case skips when its pages cannot go out.
 	swapoff "$swapfile" && swapon "$swapfile"
 	[ "$has_switch" = 0 ] || echo "$1" >"$switch"
 	rc=0
-	"$cow" >"$tmp/out.$1" 2>&1 || rc=$?
+	if [ -x "$cow" ]; then
+		"$cow" >"$tmp/out.$2" 2>&1 || rc=$?
+	else
+		echo "# no $cow" >"$tmp/out.$2"
+		rc=127
+	fi
 	[ "$has_switch" = 0 ] || echo 0 >"$switch"
-	awk -v why_file="$tmp/why.$1" '
+	awk -v OFS="$us" '
 		/^# \[RUN\] / { sub(/^# \[RUN\] /, ""); name = $0; next }
-		/^ok [0-9]+ .*# SKIP/ {
-			print "skip\t" name
-			why = $0; sub(/.*# SKIP */, "", why); print name "\t" why >why_file
-			next
-		}
-		/^ok [0-9]+ .*# XFAIL/ { print "xfail\t" name; next }
-		/^ok [0-9]+/ { print "pass\t" name; next }
-		/^not ok [0-9]+/ { print "fail\t" name; next }
-	' "$tmp/out.$1" >"$tmp/v.$1"
-	planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tmp/out.$1" | head -1)
-	echo "${planned:-0} $rc" >"$tmp/plan.$1"
+		/^ok [0-9]+ .*# SKIP/ { why = $0; sub(/.*# SKIP */, "", why); print "skip", name, why; next }
+		/^ok [0-9]+ .*# XFAIL/ { print "xfail", name, ""; next }
+		/^ok [0-9]+/ { print "pass", name, ""; next }
+		/^not ok [0-9]+/ { print "fail", name, ""; next }
+	' "$tmp/out.$2" >"$tmp/v.$2"
+	planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tmp/out.$2" | head -1)
+	echo "${planned:--} $(wc -l <"$tmp/v.$2") $rc" >"$tmp/plan.$2"
 }
 
+# cow.c's own plan and status: every planned case reported, and exit 0 unless one failed (1).
+whole_run() { # run-id
+	read -r planned reported rc <"$tmp/plan.$1"
+	fails=$(grep -c '^fail' "$tmp/v.$1" || true)
+	want=0
+	[ "$fails" = 0 ] || want=1
+	if [ "$planned" = "$reported" ] && [ "$rc" = "$want" ]; then
+		return 0
+	fi
+	echo "# cow.c ($1): planned ${planned}, reported $reported, exited $rc (its results call for $want)"
+	return 1
+}
+
+run_cow 0 plain
 note=""
-run_cow 0
 if [ "$has_switch" = 1 ]; then
-	run_cow 1
+	run_cow 1 on
 	# A case that passed without the switch and skipped with it was not judged, and cow.c skips
 	# when MADV_PAGEOUT did not swap its pages out (it happened once for a whole series of
-	# swapped-out cases in one suite run): the switch-on run is played once more, and what it
-	# then leaves unjudged fails below.
-	if paste "$tmp/v.0" "$tmp/v.1" | awk -F '\t' '$1 == "pass" && $3 == "skip" { f = 1 } END { exit !f }'; then
+	# swapped-out cases in one suite run): the switch-on run is played once more, and only those
+	# cases take the replay's verdict; everything else, the first run's unexpected failures among
+	# them, stays as the first run saw it.
+	if paste -d "$us" "$tmp/v.plain" "$tmp/v.on" | awk -F "$us" '$1 == "pass" && $4 == "skip" { f = 1 } END { exit !f }'; then
 		note="# switch on: cases skipped that passed without it ($(awk 'NR > 1 { print $4 " kB swap used" }' /proc/swaps | head -1)); ran it again"
-		run_cow 1
+		run_cow 1 again
+		paste -d "$us" "$tmp/v.plain" "$tmp/v.on" "$tmp/v.again" | awk -F "$us" -v OFS="$us" '
+			$1 == "pass" && $4 == "skip" && $5 == $2 { print $7, $8, $9; next }
+			{ print $4, $5, $6 }' >"$tmp/v.merged"
+		mv "$tmp/v.merged" "$tmp/v.on"
 	fi
 fi
-cases=$(wc -l <"$tmp/v.0")
+cases=$(wc -l <"$tmp/v.plain")
 echo "TAP version 13"
-echo "1..$((cases + 1))"
+echo "1..$((cases + 2))"
 [ -z "$note" ] || echo "$note"
 
-# Part 1: each case against the known list.
+# Part 1: each case; fails and XFAILs against the known list, skips left to the skip budget.
 n=0
-while IFS="$(printf '\t')" read -r verdict name; do
+while IFS="$us" read -r verdict name why; do
 	n=$((n + 1))
 	entry=$(awk -F ' [|] ' -v k="$kver" -v c="$name" '$1 == k && $3 == c' "$known")
-	if [ "$verdict" = pass ]; then
+	case $verdict in
+	pass)
 		echo "ok $n $name"
 		[ -z "$entry" ] || echo "# $name: listed in cow-known.txt for $kver but passed"
-	elif [ -n "$entry" ] && [ "$(echo "$entry" | awk -F ' [|] ' '{ print $2 }')" = "$verdict" ]; then
-		echo "ok $n $name # SKIP known $verdict: $(echo "$entry" | awk -F ' [|] ' '{ print $4 }')"
-	else
-		echo "# cow.c: $verdict, not listed for $kver in cow-known.txt with that verdict"
-		echo "not ok $n $name"
-	fi
-done <"$tmp/v.0"
+		;;
+	skip)
+		echo "ok $n $name # SKIP ${why:-cow.c gave no reason}"
+		;;
+	*)
+		if [ -n "$entry" ] && [ "$(echo "$entry" | awk -F ' [|] ' '{ print $2 }')" = "$verdict" ]; then
+			echo "ok $n $name # XFAIL known $verdict: $(echo "$entry" | awk -F ' [|] ' '{ print $4 }')"
+		else
+			echo "# cow.c: $verdict, not listed for $kver in cow-known.txt with that verdict"
+			echo "not ok $n $name"
+		fi
+		;;
+	esac
+done <"$tmp/v.plain"
+n=$((n + 1))
+if whole_run plain; then
+	echo "ok $n cow.c ran its whole plan and exited as its results call for"
+else
+	echo "not ok $n cow.c ran its whole plan and exited as its results call for"
+fi
 
 # Part 2: the switch flips exactly the pinned-fork cases that passed without it, and nothing else.
 n=$((n + 1))
+what="fork_share_pinned flips exactly the longterm-pinned fork cases"
 if [ "$has_switch" = 0 ]; then
-	echo "ok $n fork_share_pinned flips exactly the longterm-pinned fork cases # SKIP this kernel lacks kernel-patches/$kver/0002"
+	if [ "$kernel" = src ]; then
+		echo "ok $n $what # SKIP this kernel lacks kernel-patches/*/0002 (KERNEL_SRC: the lab does not patch it)"
+	else
+		echo "# this kernel lacks kernel-patches/$kernel/0002; the lab's own kernels carry their whole series"
+		echo "not ok $n $what"
+	fi
 	rm -rf "$tmp"
 	exit 0
 fi
 bad=0
-read -r planned rc <"$tmp/plan.0"
-[ "$planned" -eq "$cases" ] || { echo "# cow.c planned $planned cases, reported $cases (rc $rc)"; bad=1; }
-if [ "$(cut -f2 "$tmp/v.0")" != "$(cut -f2 "$tmp/v.1")" ]; then
+whole_run on || bad=1
+[ ! -f "$tmp/plan.again" ] || whole_run again || bad=1
+if [ "$(cut -d "$us" -f2 "$tmp/v.plain")" != "$(cut -d "$us" -f2 "$tmp/v.on")" ]; then
 	echo "# the two runs did not run the same cases"
 	bad=1
 fi
 flipped=0
-paste "$tmp/v.0" "$tmp/v.1" >"$tmp/both"
-while IFS="$(printf '\t')" read -r v0 name v1 _; do
+paste -d "$us" "$tmp/v.plain" "$tmp/v.on" >"$tmp/both"
+while IFS="$us" read -r v0 name _ v1 _ why1; do
 	case $name in "$pinned_fork ..."*) pinned=1 ;; *) pinned=0 ;; esac
 	if [ "$pinned" = 1 ] && [ "$v0" = pass ]; then
 		if [ "$v1" = fail ]; then
@@ -115,21 +162,20 @@ while IFS="$(printf '\t')" read -r v0 name v1 _; do
 			bad=1
 		fi
 	elif [ "$v0" != "$v1" ]; then
-		why=$(awk -F '\t' -v c="$name" '$1 == c { print "; cow.c: " $2; exit }' "$tmp/why.1" 2>/dev/null)
-		echo "# switch on, changed $v0 -> $v1: $name$why"
+		echo "# switch on, changed $v0 -> $v1: $name${why1:+; cow.c: $why1}"
 		bad=1
 	fi
 done <"$tmp/both"
 for type in "with base page" "with THP" "with PTE-mapped THP" "with hugetlb"; do
-	grep -q "^fail	$pinned_fork \.\.\. $type" "$tmp/v.1" || {
+	grep -q "^fail$us$pinned_fork \.\.\. $type" "$tmp/v.on" || {
 		echo "# switch on, no failing $pinned_fork case $type"
 		bad=1
 	}
 done
 echo "# switch on: $flipped pinned-fork cases flipped to fail"
 if [ "$bad" = 0 ]; then
-	echo "ok $n fork_share_pinned flips exactly the longterm-pinned fork cases"
+	echo "ok $n $what"
 else
-	echo "not ok $n fork_share_pinned flips exactly the longterm-pinned fork cases"
+	echo "not ok $n $what"
 fi
 rm -rf "$tmp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Plant for tests/host/plants.sh: a kernel WARN in the guest, which vm/run must
- * turn into a failed run. Loading fails, so nothing stays behind.
+ * Plant for tests/host/plants.sh: a kernel WARN, which vm/run's console check must turn into a
+ * failed run. Loading succeeds, so that only the console check can.
  */
 #include <linux/bug.h>
 #include <linux/module.h>
@@ -9,7 +9,7 @@
 static int __init plant_warn_init(void)
 {
 	WARN(1, "dontfork-lab plant: a planted WARN\n");
-	return -EINVAL;
+	return 0;
 }
 module_init(plant_warn_init);
 

@@ -115,6 +115,16 @@ void lab_child_end(struct lab_child *c);
 /* A wait status in words ("exited with 0", "killed by Segmentation fault"). */
 const char *lab_wait_status(int status, char *buf, size_t n);
 
+/* The kernel's view of one page, from pindma's root-only debugfs file (drivers/pindma/pagestate.c). */
+struct lab_page_state {
+	uint64_t pfn;
+	int64_t refcount, mapcount;
+	int64_t pincount;	/* -1: the kernel keeps none (a small folio's pins are in its refcount) */
+	int maybe_pinned, anon_exclusive;
+};
+/* 0, or -1 with errno set (no such file: pindma not loaded, not root, no debugfs). */
+int lab_page_state(uint64_t pfn, struct lab_page_state *st);
+
 /* process.c: children and privileges */
 
 /* Drop to nobody (65534) with RLIMIT_MEMLOCK set to that many pages; 0 or -1. */

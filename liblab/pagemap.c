@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* The PFN in one /proc/<pid>/pagemap entry: bit 63 present, bits 0-54 the PFN (root only). */
@@ -95,5 +98,36 @@ out:
 		close(kpf);
 	if (pm >= 0)
 		close(pm);
+	return ret;
+}
+
+int lab_page_state(uint64_t pfn, struct lab_page_state *st)
+{
+	int fd = open("/sys/kernel/debug/pindma/page_state", O_RDWR | O_CLOEXEC), ret = -1;
+	char out[256];
+	ssize_t n;
+	int large, anon;
+
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return -1;
+	n = snprintf(out, sizeof(out), "%llu\n", (unsigned long long)pfn);
+	/* debugfs files report size 0: written, then read until EOF, never sized. */
+	if (write(fd, out, n) != n)
+		goto out;
+	n = read(fd, out, sizeof(out) - 1);
+	if (n <= 0)
+		goto out;
+	out[n] = 0;
+	if (sscanf(out, "pfn=%*x refcount=%" SCNd64 " mapcount=%" SCNd64 " pincount=%" SCNd64
+		   " maybe_pinned=%d anon=%d anon_exclusive=%d large=%d", &st->refcount, &st->mapcount,
+		   &st->pincount, &st->maybe_pinned, &anon, &st->anon_exclusive, &large) != 7) {
+		errno = EPROTO;
+		goto out;
+	}
+	st->pfn = pfn;
+	ret = 0;
+out:
+	close(fd);
 	return ret;
 }

@@ -304,13 +304,17 @@ static int __init pindma_init(void)
 	if (ret)
 		return ret;
 	ret = misc_register(&pindma_misc);
-	if (ret)
+	if (ret) {
 		pindma_edu_unregister();
-	return ret;
+		return ret;
+	}
+	pindma_pagestate_register();
+	return 0;
 }
 
 static void __exit pindma_exit(void)
 {
+	pindma_pagestate_unregister();
 	misc_deregister(&pindma_misc);
 	pindma_edu_unregister();
 }

@@ -49,6 +49,10 @@ void pindma_edu_unregister(void);
 /* The largest chunk one edu copy moves: one byte short of its 4 KiB buffer. */
 #define PINDMA_EDU_MAX_XFER	4095
 
+/* pagestate.c: the root-only debugfs file that reports a page's state, for the lab's "why" */
+void pindma_pagestate_register(void);
+void pindma_pagestate_unregister(void);
+
 /* Module-wide counters, for PINDMA_IOC_INFO. */
 extern atomic64_t pindma_nr_handles;
 extern atomic64_t pindma_nr_pages;

@@ -3,11 +3,15 @@
  * dontfork_demo: the pindma rows. A driver holds one page (get_user_pages or a longterm pin, or
  * the page is only mlock()ed), the process forks, the parent writes, the device writes and reads;
  * what each party saw, the PFNs, and the verdict derived from them beside this kernel's expected
- * one, with the article's three pictures. Options and exit status: rows/main.c.
+ * one, with the article's three pictures and, under them, why: the page state and the copies the
+ * kernel made, from the kernel itself (rows/why.c). Options and exit status: rows/main.c.
  */
 #include "row.h"
+#include "why.h"
 
 int main(int argc, char **argv)
 {
+	/* Every row records the kernel's own view of its pages (--no-why plays without). */
+	rows_why = true;
 	return rows_main(argc, argv, "dontfork_demo", 1u << FAM_PINDMA);
 }

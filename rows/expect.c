@@ -146,19 +146,28 @@ static const struct expectation v6_12[] = {
  * hugetlb_wp() reuses a page mapped once. 6.12: the same rules through folios.
  */
 static const struct era_rules rules_6_1 = {
-	.fork_copies_pinned = "fork copies a maybe-pinned anon page for the child "
-			      "(copy_present_page, page_needs_cow_for_dma)",
+	.fork_copies_pinned = "fork copies a maybe-pinned anon page for the child: "
+			      "page_needs_cow_for_dma(), asked on the PTE, THP and hugetlb paths",
 	.write_fault_reuse = "a write fault reuses an anon page only if it is exclusive or its "
 			     "refcount is 1 (do_wp_page); otherwise wp_page_copy copies",
 	.hugetlb_reuse = "a hugetlb write fault reuses the page if it is mapped once (hugetlb_wp)",
+	.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range copy_pte_range "
+			 "copy_page_range",
+	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page",
+	.hugetlb_alloc_fn = "alloc_huge_page",
 };
 
 static const struct era_rules rules_6_12 = {
-	.fork_copies_pinned = "fork copies a maybe-pinned anon folio for the child "
-			      "(copy_present_page, folio_needs_cow_for_dma)",
+	.fork_copies_pinned = "fork copies a maybe-pinned anon folio for the child: "
+			      "folio_needs_cow_for_dma(), asked on the PTE, THP and hugetlb paths",
 	.write_fault_reuse = "a write fault reuses an anon folio only if it is exclusive or its "
 			     "refcount is 1 (wp_can_reuse_anon_folio); otherwise wp_page_copy copies",
 	.hugetlb_reuse = "a hugetlb write fault reuses the folio if it is mapped once (hugetlb_wp)",
+	.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range copy_pte_range "
+			 "copy_page_range",
+	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page",
+	/* what 6.1 calls alloc_huge_page(), now on folios */
+	.hugetlb_alloc_fn = "alloc_hugetlb_folio",
 };
 
 static const struct {

@@ -7,6 +7,8 @@
  *   PROGRAM [--only NAME]... [--engine auto|cpu|edu] [--json] [--records FILE]
  *   PROGRAM --render FILE [--engine E] [--part table|notes|pictures|summary]...
  *   PROGRAM --families        the row families it plays, one per line
+ *   PROGRAM --why NAME        plays NAME and shows only the kernel's view of it (rows/why.c);
+ *                             dontfork_demo records that view for every row, unless --no-why
  *
  * Exit status: 0 when every row played matched its expectation (or was skipped, on a user's tree,
  * for a lab patch it lacks), 1 when one did not, 2 when one could not run.
@@ -204,6 +206,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 		{ "why", required_argument, NULL, 'w' },
 		{ "verbs-row", required_argument, NULL, 'V' },
 		{ "families", no_argument, NULL, 'F' },
+		{ "no-why", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -211,7 +214,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 	const char *only[MAX_RECORDS], *engine = NULL, *render = NULL, *records = NULL;
 	unsigned int n_only = 0, n = 0, parts = 0;
 	FILE *rf = NULL;
-	bool json = false;
+	bool json = false, why_only = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -228,7 +231,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			return 0;
 		case 'w':
 			/* --why NAME plays NAME and shows only the kernel's view of it */
-			rows_why = true;
+			rows_why = why_only = true;
 			__attribute__((fallthrough));
 		case 'o':
 			if (n_only == MAX_RECORDS || !row_find(optarg) ||
@@ -245,6 +248,9 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'N':
+			rows_why = false;
 			break;
 		case 'r':
 			records = optarg;
@@ -269,7 +275,11 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 		parts = PART_ALL;
 	if (render) {
 		n = load(render, mask, engine, only, n_only, recs);
-		print(stdout, program, engine, recs, n, parts);
+		if (why_only)
+			for (unsigned int i = 0; i < n; i++)
+				why_print_only(stdout, &recs[i]);
+		else
+			print(stdout, program, engine, recs, n, parts);
 		return exit_status(recs, n);
 	}
 	if (records) {
@@ -293,7 +303,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 	if (rf)
 		fclose(rf);
 	if (!json) {
-		if (rows_why)
+		if (why_only)
 			for (unsigned int i = 0; i < n; i++)
 				why_print_only(stdout, &recs[i]);
 		else

@@ -44,6 +44,8 @@ static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 	return NULL;
 }
 
+static unsigned int why_checks(const struct record *rec, struct check *c);
+
 static unsigned int pindma_checks(const struct record *rec, struct check *c)
 {
 	const struct pindma_obs *o = &rec->pindma;
@@ -70,6 +72,9 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 	if (r->mem != MEM_PAGE)
 		CHECK(r->mem == MEM_THP ? o->thp : o->hugetlb, "the page was part of a %s",
 		      r->mem == MEM_THP ? "THP" : "hugetlb page");
+	/* What the kernel itself says, where it could be read (root, tracefs, pindma loaded). */
+	if (rec->why && !strstr(rec->why_note, "not read") && !strstr(rec->why_note, "not traced"))
+		k += why_checks(rec, c + k);
 	if (!r->pindma.mode) {
 		if (orphaned)
 			CHECK(o->child_fork == o->par_before, "the locked page went to the child");
@@ -94,6 +99,49 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 		if (r->child == CHILD_READS_DEVICE)
 			CHECK(!strcmp(o->child_sees, "pre-fork"), "the child does not see the device");
 	}
+	return k;
+}
+
+static const struct copy *copy_at(const struct record *rec, bool at_fork)
+{
+	for (unsigned int i = 0; i < rec->n_copies; i++)
+		if (!strcmp(rec->copies[i].at, "fork") == at_fork)
+			return &rec->copies[i];
+	return NULL;
+}
+
+/*
+ * The kernel's own view (rows/why.c), where it was recorded: the copies its trace shows must be the
+ * ones the PFNs and the verdict call for, and a GUP reference must show in the driver's refcount.
+ */
+static unsigned int why_checks(const struct record *rec, struct check *c)
+{
+	const struct pindma_obs *o = &rec->pindma;
+	const struct row *r = rec->row;
+	const struct copy *fork = copy_at(rec, true), *fault = copy_at(rec, false);
+	const struct page_state *drv = &rec->page_state[STEP_AFTER_FORK][PARTY_DEVICE];
+	unsigned int k = 0;
+
+	for (int s = STEP_BEFORE_FORK; s < NSTEPS; s++)
+		CHECK(rec->page_state[s][PARTY_PARENT].valid &&
+		      (!r->pindma.mode || rec->page_state[s][PARTY_DEVICE].valid),
+		      "the kernel reported the page state at every step");
+	if (r->dontfork && !r->dofork) {
+		CHECK(!rec->n_copies, "under MADV_DONTFORK the kernel's trace shows no copy");
+	} else if (o->par_after != o->par_before) {
+		CHECK(fault && !strcmp(fault->for_whom, "parent") && fault->new_pfn == o->par_after,
+		      "the kernel's trace shows the parent's write making its new page");
+		CHECK(!fork, "and no copy at fork");
+	} else if (o->child_fork && o->child_fork != o->par_before) {
+		CHECK(fork && !strcmp(fork->for_whom, "child") && fork->new_pfn == o->child_fork,
+		      "the kernel's trace shows fork making the child's page");
+		CHECK(!fault, "and no copy for the parent");
+	} else {
+		CHECK(!rec->n_copies, "the kernel's trace shows no copy: no PFN moved");
+	}
+	if (r->pindma.mode == PINDMA_MODE_GUP)
+		CHECK(drv->valid && drv->refcount > drv->mapcount, "the driver's page has a refcount "
+		      "above its mapcount after the fork (the GUP reference)");
 	return k;
 }
 

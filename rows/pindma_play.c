@@ -224,18 +224,21 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	}
 	if (present_pfn(rec, page, &o->par_fork, "parent's"))
 		goto out;
-	why_step(rec, STEP_AFTER_FORK, o->drv_before, o->par_fork, o->child_fork);
 	if (r->child == CHILD_EXITS) {
 		if (row_child_end(rec, &child, -1, CHILD_EXIT_CODE))
 			goto out;
 		snprintf(o->child_sees, sizeof(o->child_sees), "exited");
 	}
+	/* What the parent's write will find: after the fork, and once a child that exits is gone. */
+	why_step(rec, STEP_AFTER_FORK, o->drv_before, o->par_fork,
+		 r->child == CHILD_EXITS ? 0 : o->child_fork);
 
 	/* The parent writes: the copy-on-write fault, if the page is shared. */
 	memcpy(page + OFF_PARENT, PARENT, TAG);
 	if (present_pfn(rec, page, &o->par_after, "parent's"))
 		goto out;
-	why_step(rec, STEP_AFTER_WRITE, o->drv_before, o->par_after, o->child_fork);
+	why_step(rec, STEP_AFTER_WRITE, o->drv_before, o->par_after,
+		 r->child == CHILD_EXITS ? 0 : o->child_fork);
 
 	if (r->pindma.mode) {
 		used = eng;
@@ -252,7 +255,8 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 		if (query(rec, fd, handle, &o->drv_after))
 			goto out;
 	}
-	why_step(rec, STEP_AFTER_DEVICE, o->drv_after, o->par_after, o->child_fork);
+	why_step(rec, STEP_AFTER_DEVICE, o->drv_after, o->par_after,
+		 r->child == CHILD_EXITS ? 0 : o->child_fork);
 	why_fork_end(rec, o->par_before, o->child_fork, o->par_after);
 
 	if (child.pid > 0) {

@@ -220,7 +220,7 @@ struct record {
 	struct page_state page_state[NSTEPS][NPARTIES];
 	struct copy copies[MAX_COPIES];
 	unsigned int n_copies;
-	char why_note[160];	/* what could not be traced, said instead of guessed */
+	char why_note[320];	/* what could not be traced, said instead of guessed */
 };
 
 /* A consistency check of a record's observations against its verdict and stage (rows_test). */
@@ -229,7 +229,7 @@ struct check {
 	bool ok;
 	char detail[160];
 };
-#define MAX_CHECKS 16
+#define MAX_CHECKS 32
 /* In a family's checks(): one more check, c[k], true when cond holds. */
 #define CHECK(cond, ...) do { \
 	snprintf(c[k].what, sizeof(c[k].what), __VA_ARGS__); \
@@ -283,9 +283,17 @@ const char *expect_table_name(void);
 const char *kernel_release(void);
 /* The rules the "why" sentences follow for this kernel's era (see expect.c). */
 struct era_rules {
-	const char *fork_copies_pinned;	/* how fork treats a maybe-pinned anon page; NULL: it shares it */
+	const char *fork_copies_pinned;	/* how fork treats a maybe-pinned anon page */
 	const char *write_fault_reuse;	/* when a write fault reuses a page rather than copying */
 	const char *hugetlb_reuse;	/* the same for hugetlb */
+	/*
+	 * Where the kernel makes the copies (why.c reads them in its stack traces), most specific
+	 * first, blank-separated: at fork, and at a write fault or GUP's COW break or unshare; and
+	 * the function that takes a hugetlb page from the pool (a kprobe: no mm_page_alloc there).
+	 */
+	const char *fork_copy_fns;
+	const char *fault_copy_fns;
+	const char *hugetlb_alloc_fn;
 };
 const struct era_rules *expect_rules(void);
 /* The tables this build knows, by registry name, oldest first, blank-separated. */

@@ -261,6 +261,58 @@ static void check_record(const struct record *rec)
 	ksft_test_result(!failed && n, "%s observations\n", id);
 }
 
+/* Which of a pin row's PFNs are equal, and which are none: the row's pattern, whatever the PFNs. */
+static uint64_t pfn_pattern(const struct pindma_obs *o)
+{
+	const uint64_t p[] = { o->drv_before, o->drv_after, o->par_before, o->par_fork, o->par_after,
+			       o->child_fork, o->child_after };
+	const unsigned int n = sizeof(p) / sizeof(p[0]);
+	uint64_t bits = 0, bit = 1;
+
+	for (unsigned int i = 0; i < n; i++, bit <<= 1)
+		bits |= p[i] ? 0 : bit;
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = i + 1; j < n; j++, bit <<= 1)
+			bits |= p[i] == p[j] ? bit : 0;
+	return bits;
+}
+
+/*
+ * The kernel's view must not change what it views: dontfork_demo played again without it (--no-why,
+ * CPU engine) must give every row the same verdict and the same pattern of PFNs.
+ */
+static void check_why_changes_nothing(void)
+{
+	static struct record plain;
+	char line[8192];
+	unsigned int compared = 0, differ = 0;
+	FILE *p = popen("/lab/demo/dontfork_demo --engine cpu --no-why --json", "r");
+
+	while (p && fgets(line, sizeof(line), p)) {
+		if (record_parse_json(line, &plain))
+			continue;
+		for (unsigned int i = 0; i < n_recs; i++) {
+			const struct record *r = &recs[i];
+
+			if (r->row != plain.row || strcmp(r->engine, "cpu") || !r->why)
+				continue;
+			compared++;
+			if (strcmp(r->observed, plain.observed) ||
+			    pfn_pattern(&r->pindma) != pfn_pattern(&plain.pindma)) {
+				ksft_print_msg("%s: with the kernel's view %s, without %s%s\n",
+					       r->row->name, r->observed, plain.observed,
+					       pfn_pattern(&r->pindma) != pfn_pattern(&plain.pindma) ?
+					       ", and the PFNs' pattern differs" : "");
+				differ++;
+			}
+		}
+	}
+	if (p)
+		pclose(p);
+	ksft_test_result(compared && !differ, "reading the kernel's view changes no verdict and no "
+			 "PFN pattern (%u rows compared)\n", compared);
+}
+
 static bool same_file(const char *a, const char *b)
 {
 	char ca[4096], cb[4096];
@@ -333,11 +385,14 @@ int main(int argc, char **argv)
 {
 	char series[16], tables[128], cmd[512], *dot;
 	unsigned int families = expected_families(argc, argv);
+	bool why_too;
 	struct dirent *d;
 	DIR *docs;
 	int status;
 	unsigned int plan, expect_script = 0;
 
+	/* Line by line: the shell commands this runs write to the same stdout between its lines. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (system("rm -rf " TMP " && mkdir -p " TMP))
 		return KSFT_FAIL;
 	snprintf(cmd, sizeof(cmd), "/lab/guest/demo --records " RECORDS);
@@ -361,7 +416,8 @@ int main(int argc, char **argv)
 		closedir(docs);
 
 	ksft_print_header();
-	plan = 3 + n_demos + 2 * n_recs + n_blocks;
+	why_too = families & (1u << FAM_PINDMA);
+	plan = 3 + n_demos + 2 * n_recs + n_blocks + why_too;
 	ksft_set_plan(plan);
 
 	/* kernel-patches/README.md, adding a kernel: every kernel of the registry has its table. */
@@ -382,6 +438,8 @@ int main(int argc, char **argv)
 			 "guest/demo exits %u, the worst of its demos (it ended: status %#x)\n",
 			 expect_script, status);
 	check_coverage(families);
+	if (why_too)
+		check_why_changes_nothing();
 	for (unsigned int i = 0; i < n_recs; i++)
 		check_record(&recs[i]);
 

@@ -62,6 +62,7 @@ programs=(
 	"cow_crash|a cow.c that crashes halfway|planned 10, reported 3, exited 139"
 	"cow_missing|no cow.c at all|exited 127"
 	"fadvise_exit|fadvise_demo exiting 2 with its rows as expected|fadvise_demo exits 0 as its records call for (it exited 2)"
+	"hca_unstaged|verbs rows whose HCA write carries nothing (its tag never staged)|the HCA did not read back what it wrote"
 	"query|a row whose PINDMA_IOC_QUERY fails (run as nobody)|could not run: PINDMA_IOC_QUERY"
 	"pagemap|a row whose pagemap read fails (run as nobody)|could not run: reading the parent's PFN"
 	"thlog_inject|a TH_LOG of several lines holding a result line of its own|ok"
@@ -111,6 +112,7 @@ for c in "${programs[@]}"; do
 	cow_crash) printf '#!/bin/sh\nCOW=/lab/plants/cow_crash exec /lab/tests/cow_test\n' >"$w/$name" ;;
 	cow_missing) printf '#!/bin/sh\nCOW=/lab/plants/none exec /lab/tests/cow_test\n' >"$w/$name" ;;
 	fadvise_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test fadvise_demo\n' >"$w/$name" ;;
+	hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
 	query) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only pin" nobody\n' >"$w/$name" ;;
 	pagemap) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only mlock" nobody\n' >"$w/$name" ;;
 	*) adds+=(--add "$plants/guest/$name:/lab/tests/${name}_test"); run+=("${name}_test"); continue ;;
@@ -121,10 +123,19 @@ for c in "${programs[@]}"; do
 done
 printf '#!/bin/sh\n/lab/demo/fadvise_demo "$@"\nexit 2\n' >"$plants/guest/demo/fadvise_demo"
 chmod +x "$plants/guest/demo/fadvise_demo"
+# verbs_demo with the HCA's tag never staged before its RDMA WRITE: a copy of its play with that
+# line taken out (the plant must have found it), linked as vm/guest.mk links the real one.
+sed '/memcpy(stage + OFF_HCA, HCA, TAG);/d' "$top/rows/verbs_play.c" >"$plants/verbs_play.c"
+! cmp -s "$plants/verbs_play.c" "$top/rows/verbs_play.c" ||
+	{ echo "plants.sh: verbs_play.c has no staging memcpy to take out" >&2; exit 1; }
+gcc -O2 -Wall -Wextra -Werror -isystem "$tree/usr/include" -I"$top/liblab" -I"$top/rows" \
+	-I"$top/drivers/pindma/uapi" -o "$plants/guest/demo/verbs_demo" "$top/demo/verbs_demo.c" \
+	"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
 sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
 # A folder whose manifest lists a program it lacks, run as a whole (the runner's manifest check).
 echo ghost_test >"$plants/manifest"
 adds+=(--add "$plants/guest/demo/fadvise_demo:/lab/plants/demo/fadvise_demo"
+	--add "$plants/guest/demo/verbs_demo:/lab/plants/demo/verbs_demo"
 	--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
 	--add "$plants/manifest:/lab/plants/tests/manifest")
 rc=0

@@ -45,10 +45,17 @@
 #define NHANDLES 32
 #define REGION_PAGES 64
 
-enum region_kind { ANON, ANON_SHARED, FILE_SHARED, FILE_PRIVATE, HUGETLB, THP, READ_ONLY, NKINDS };
+enum region_kind {
+	ANON, ANON_SHARED, FILE_SHARED, FILE_PRIVATE, HUGETLB, THP, READ_ONLY, EXT4_SHARED, NKINDS
+};
 
+/*
+ * file-*: tmpfs files (/tmp); ext4-shared: a file on the ext4 disk (/mnt/disk), which write pins
+ * are refused (EOPNOTSUPP): anonymous memory instead where there is no such disk.
+ */
 static const char *const kind_names[] = {
 	"anon", "anon-shared", "file-shared", "file-private", "hugetlb", "thp", "read-only",
+	"ext4-shared",
 };
 
 struct region {
@@ -182,12 +189,14 @@ static void map_region(struct proc *p, int i, enum region_kind kind, unsigned in
 		break;
 	case FILE_SHARED:
 	case FILE_PRIVATE:
-		snprintf(path, sizeof(path), "/tmp/fuzz.%d.%d", getpid(), i);
+	case EXT4_SHARED:
+		snprintf(path, sizeof(path), "%s/fuzz.%d.%d", kind == EXT4_SHARED ? "/mnt/disk" : "/tmp",
+			 getpid(), i);
 		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 		unlink(path);
 		if (fd < 0 || ftruncate(fd, r->len))
 			break;
-		flags = kind == FILE_SHARED ? MAP_SHARED : MAP_PRIVATE;
+		flags = kind == FILE_PRIVATE ? MAP_PRIVATE : MAP_SHARED;
 		break;
 	case HUGETLB:
 		r->len = HPAGE;

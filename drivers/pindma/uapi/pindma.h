@@ -19,7 +19,11 @@
 #define PINDMA_MODE_PIN_LONGTERM 2	/* pin_user_pages(), FOLL_PIN | FOLL_LONGTERM */
 
 /* PIN flags. */
-#define PINDMA_PIN_WRITE	_BITUL(0) /* the device may write the pages */
+/*
+ * The device may write the pages. Not for a shared mapping of a file that is
+ * written back (ext4, say; tmpfs and hugetlbfs are fine): EOPNOTSUPP.
+ */
+#define PINDMA_PIN_WRITE	_BITUL(0)
 #define PINDMA_PIN_FLAGS	PINDMA_PIN_WRITE
 
 /* At most this many pages per handle (E2BIG beyond). */

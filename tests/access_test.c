@@ -2,7 +2,8 @@
 /*
  * Who may do what with /dev/pindma. The node is 0666 on purpose, as ib_uverbs is: any user
  * may pin, but only memory of their own address space, only within their RLIMIT_MEMLOCK
- * (counted per address space, over all their files), and only through their own handles.
+ * (counted per address space, over all their files), only through their own handles, and
+ * only with FOLL_PIN: GUP mode's long-term FOLL_GET is for CAP_SYS_ADMIN.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -15,7 +16,7 @@
 
 #include "harness.h"
 #include "lab.h"
-#include "pindma_lib.h"
+#include "pindma_tests.h"
 
 TEST(node_is_a_char_device_open_to_all)
 {
@@ -38,7 +39,7 @@ static int limit_spans_files(void *arg)
 	b = pindma_open();
 	if (a < 0 || b < 0)
 		return 11;
-	if (pindma_pin(a, buf, 10 * LAB_PAGE, PINDMA_MODE_GUP, 0, &h))
+	if (pindma_pin(a, buf, 10 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h))
 		return 12;
 	/* 10 + 10 > 16, though each file alone would be within it. */
 	if (pindma_pin(b, buf, 10 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h) != -ENOMEM)
@@ -47,7 +48,7 @@ static int limit_spans_files(void *arg)
 		return 14;
 	close(a);
 	/* Closing a file gives its pages back to the limit. */
-	if (pindma_pin(b, buf, 10 * LAB_PAGE, PINDMA_MODE_GUP, 0, &h))
+	if (pindma_pin(b, buf, 10 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h))
 		return 15;
 	return 0;
 }
@@ -64,6 +65,63 @@ TEST(unprivileged_limit_counts_all_files_of_the_process)
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
 }
 
+struct unprivileged {
+	char *buf;
+	bool nobody;	/* else root without CAP_SYS_ADMIN in its effective set */
+};
+
+/* Without CAP_SYS_ADMIN: GUP mode is EPERM with nothing charged; PIN_LONGTERM still pins. */
+static int pin_without_cap_sys_admin(void *arg)
+{
+	struct unprivileged *u = arg;
+	uint32_t engine = PINDMA_ENGINE_CPU, h;
+	char b[4] = "dev";
+	int fd;
+
+	if (u->nobody ? lab_become_nobody(8) : drop_effective(CAP_SYS_ADMIN))
+		return 10;
+	fd = pindma_open();
+	if (fd < 0)
+		return 11;
+	if (pindma_pin(fd, u->buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h) != -EPERM)
+		return 12;
+	if (pindma_pin(fd, u->buf, LAB_PAGE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE, &h) != -EPERM)
+		return 13;
+	if (lab_status_kb("VmPin") != 0)
+		return 14;
+	if (pindma_pin(fd, u->buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h))
+		return 15;
+	if (pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, 0, b, sizeof(b), &engine) || u->buf[0] != 'd')
+		return 16;
+	return pindma_unpin(fd, h) ? 17 : 0;
+}
+
+/*
+ * GUP mode holds pages with long-term FOLL_GET references, which block migration, compaction
+ * and CMA for as long as the pin lives; the kernel offers FOLL_LONGTERM only with FOLL_PIN. The
+ * lab keeps it for the 2006 bug, for CAP_SYS_ADMIN only, as the kernel's gup_test is root-only.
+ */
+TEST(gup_mode_needs_cap_sys_admin)
+{
+	struct unprivileged u = {
+		.buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0),
+	};
+	int status;
+
+	ASSERT_NE(MAP_FAILED, u.buf);
+	for (int nobody = 0; nobody < 2; nobody++) {
+		u.nobody = nobody;
+		memset(u.buf, 'x', LAB_PAGE);
+		status = lab_in_child(pin_without_cap_sys_admin, &u);
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status))
+			TH_LOG("%s: step %d failed", nobody ? "nobody" : "root without CAP_SYS_ADMIN",
+			       WEXITSTATUS(status));
+	}
+	munmap(u.buf, LAB_PAGE);
+}
+
 /* As nobody: pin, DMA and unpin one's own page, but no PFN from QUERY. */
 static int query_as_nobody(void *arg)
 {
@@ -77,7 +135,7 @@ static int query_as_nobody(void *arg)
 	fd = pindma_open();
 	if (fd < 0)
 		return 11;
-	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h))
+	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h))
 		return 12;
 	if (pindma_query(fd, h, 0, &pfn) != -EPERM || pfn != 1)
 		return 13;
@@ -184,7 +242,7 @@ TEST(another_process_cannot_use_my_handles_even_with_my_file)
 		if (pindma_query(got, h, 0, &pfn) != -EPERM || pindma_unpin(got, h) != -EPERM)
 			_exit(14);
 		memset(mine, 'm', sizeof(mine));
-		if (pindma_pin(got, mine, LAB_PAGE, PINDMA_MODE_GUP, 0, &my_h))
+		if (pindma_pin(got, mine, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &my_h))
 			_exit(15);
 		if (pindma_dma(got, PINDMA_IOC_DMA_READ, my_h, 0, b, 16, &engine) || b[0] != 'm')
 			_exit(16);

@@ -26,10 +26,10 @@ static int pin_as_nobody(void *arg)
 		return 11;
 	if (pindma_pin(fd, buf, 17 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h) != -ENOMEM)
 		return 12;
-	if (pindma_pin(fd, buf, 16 * LAB_PAGE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE, &h))
+	if (pindma_pin(fd, buf, 16 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h))
 		return 13;
 	/* The limit counts what is already pinned. */
-	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_GUP, 0, &h2) != -ENOMEM)
+	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h2) != -ENOMEM)
 		return 14;
 	if (lab_status_kb("VmPin") != 64)
 		return 15;

@@ -287,7 +287,7 @@ static const struct file_operations pindma_fops = {
 /*
  * World-accessible on purpose: as with ib_uverbs, anyone may pin their own
  * memory, within their own RLIMIT_MEMLOCK, and handles are private to the file
- * and mm that made them.
+ * and mm that made them. GUP mode is CAP_SYS_ADMIN's (pin.c).
  */
 static struct miscdevice pindma_misc = {
 	.minor = MISC_DYNAMIC_MINOR,

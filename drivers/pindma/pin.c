@@ -214,6 +214,14 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	npages = (PAGE_ALIGN(end) - addr) >> PAGE_SHIFT;
 	if (npages > PINDMA_MAX_PAGES)
 		return ERR_PTR(-E2BIG);
+	/*
+	 * Long-term FOLL_GET references block migration, compaction and CMA
+	 * for as long as the pin lives, which is why the kernel offers
+	 * FOLL_LONGTERM only with FOLL_PIN. GUP mode is kept for the 2006 bug,
+	 * as a lab tool for CAP_SYS_ADMIN, as the kernel's gup_test is.
+	 */
+	if (mode == PINDMA_MODE_GUP && !capable(CAP_SYS_ADMIN))
+		return ERR_PTR(-EPERM);
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)

@@ -88,7 +88,7 @@ for c in "${cases[@]}"; do
 		args=(--disk "$build/disk.img,slow" -- /lab/tests/run
 			fadvise:file.write_wait_len_0_returns_with_none_in_flight)
 		;;
-	query) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only gup' nobody) ;;
+	query) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only pin' nobody) ;;
 	pagemap) args=(-- su -s /bin/sh -c '/lab/demo/dontfork_demo --only mlock' nobody) ;;
 	leak)
 		args=(--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" --

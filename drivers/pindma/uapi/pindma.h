@@ -14,14 +14,19 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/* How the pages are held. */
-#define PINDMA_MODE_GUP		1	/* get_user_pages(), FOLL_GET: 2006-style reference */
-#define PINDMA_MODE_PIN_LONGTERM 2	/* pin_user_pages(), FOLL_PIN | FOLL_LONGTERM */
-
-/* PIN flags. */
 /*
- * The device may write the pages. Not for a shared mapping of a file that is
- * written back (ext4, say; tmpfs and hugetlbfs are fine): EOPNOTSUPP.
+ * How the pages are held. GUP: get_user_pages(), FOLL_GET, the 2006-style
+ * reference, for CAP_SYS_ADMIN only (EPERM otherwise). PIN_LONGTERM:
+ * pin_user_pages(), FOLL_PIN | FOLL_LONGTERM, for anyone within their
+ * RLIMIT_MEMLOCK.
+ */
+#define PINDMA_MODE_GUP		1
+#define PINDMA_MODE_PIN_LONGTERM 2
+
+/*
+ * PIN flags. WRITE: the device may write the pages; not for a shared mapping
+ * of a file that is written back (ext4, say; tmpfs and hugetlbfs are fine),
+ * which is EOPNOTSUPP.
  */
 #define PINDMA_PIN_WRITE	_BITUL(0)
 #define PINDMA_PIN_FLAGS	PINDMA_PIN_WRITE

@@ -37,7 +37,11 @@
 /* DMA engines; a request names one, the reply says which one served it. */
 #define PINDMA_ENGINE_AUTO	0	/* edu when bound, else CPU */
 #define PINDMA_ENGINE_CPU	1	/* kmap_local_page() + memcpy */
-#define PINDMA_ENGINE_EDU	2	/* QEMU edu PCI device, real DMA (ENODEV when absent) */
+/*
+ * QEMU edu PCI device, real DMA: ENODEV when absent, ENXIO for a page that
+ * neither it (dma_bits) nor a swiotlb bounce buffer reaches.
+ */
+#define PINDMA_ENGINE_EDU	2
 
 struct pindma_pin {
 	__u64 addr;	/* in: page-aligned user address */

@@ -180,9 +180,6 @@ static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
 	dma_addr_t addr;
 	int ret;
 
-	if (!pindma_edu_reaches(edu, page, off, len))
-		return -ENXIO;
-
 	/*
 	 * Map only the bytes moved: if the mapping is bounced (swiotlb), a
 	 * whole-page DMA_FROM_DEVICE unmap would copy back over the rest of the
@@ -204,7 +201,7 @@ static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
  * Move len bytes between buf and a pinned page: DMA_FROM_DEVICE writes the
  * page, DMA_TO_DEVICE reads it. The edu buffer can only be filled by DMA, so
  * each direction takes two transfers, with the coherent bounce page as the
- * kernel's end.
+ * kernel's end. A page the device cannot reach is refused before either.
  */
 int pindma_edu_copy(struct page *page, unsigned int off, void *buf,
 		    unsigned int len, enum dma_data_direction dir)
@@ -217,6 +214,10 @@ int pindma_edu_copy(struct page *page, unsigned int off, void *buf,
 	edu = pindma_edu;
 	if (!edu) {
 		ret = -ENODEV;
+		goto unlock;
+	}
+	if (!pindma_edu_reaches(edu, page, off, len)) {
+		ret = -ENXIO;
 		goto unlock;
 	}
 

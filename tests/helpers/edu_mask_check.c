@@ -13,7 +13,7 @@
  * BITS and up to 4 within it are found (by pagemap), each pinned alone; for each, the device
  * reads 1000 bytes at an odd offset (DMA_READ) and, unless --read-only, writes 1000 bytes at
  * another (DMA_WRITE). A transfer is right when the bytes match and the rest of the page stays
- * as it was, refused when pindma answers ENXIO. --read-only is for a driver whose mask is wrong:
+ * as it was, refused when pindma answers ENXIO and the device moved nothing (INFO's count). --read-only is for a driver whose mask is wrong:
  * a clamped device write would land in a stranger's page. Expected: every transfer right, or
  * with --no-bounce, every transfer beyond BITS refused and every one within it right.
  * Prints each transfer and "edu_mask_check: beyond N bits: ..., within: ..."; exits 0 when all
@@ -49,7 +49,15 @@ static unsigned char pattern(uint64_t pfn, unsigned int i)
 	return (unsigned char)(i * 31 + pfn * 7 + 1);
 }
 
-static enum outcome transfer(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
+static uint64_t edu_transfers(int fd)
+{
+	struct pindma_info i = { 0 };
+
+	pindma_call(fd, PINDMA_IOC_INFO, &i);
+	return i.edu_transfers;
+}
+
+static enum outcome transfer_once(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
 {
 	uint32_t engine = PINDMA_ENGINE_EDU;
 	unsigned char got[LEN], src[LEN];
@@ -80,6 +88,20 @@ static enum outcome transfer(int fd, uint32_t h, char *p, uint64_t pfn, bool wri
 		return ret == -ENXIO ? REFUSED :
 		       (fprintf(stderr, "edu_mask_check: DMA_WRITE: %s\n", strerror(-ret)), FAILED);
 	return RIGHT;
+}
+
+/* A refused transfer must be refused before the device moves anything (INFO, as root). */
+static enum outcome transfer(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
+{
+	uint64_t before = edu_transfers(fd);
+	enum outcome o = transfer_once(fd, h, p, pfn, write);
+
+	if (o == REFUSED && edu_transfers(fd) != before) {
+		fprintf(stderr, "edu_mask_check: refused after %llu edu transfers\n",
+			(unsigned long long)(edu_transfers(fd) - before));
+		return WRONG;
+	}
+	return o;
 }
 
 struct found {

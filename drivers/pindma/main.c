@@ -115,8 +115,14 @@ static long pindma_ioctl_pin(struct file *file, struct pindma_pin __user *argp)
 		goto err_release_id;
 	}
 
+	/*
+	 * xa_alloc_cyclic() reserved the slot, so this store has nothing to
+	 * allocate; GFP_NOWAIT says so. GFP_KERNEL would let it drop xa_lock
+	 * to allocate, between the store and the list_add that must be seen
+	 * together.
+	 */
 	xa_lock(&pindma_handles);
-	ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_KERNEL));
+	ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_NOWAIT));
 	if (!ret)
 		list_add(&h->node, &pf->handles);
 	xa_unlock(&pindma_handles);

@@ -86,10 +86,10 @@ bool pindma_edu_present(void)
 
 /*
  * One edu transfer; the caller keeps src and dst within the device's limits
- * (see PINDMA_EDU_MAX_XFER).
+ * (see PINDMA_EDU_MAX_XFER). Counted module-wide and into *xfers, if given.
  */
 static int pindma_edu_xfer(struct pindma_edu *edu, u64 src, u64 dst, u32 len,
-			   u32 cmd_dir)
+			   u32 cmd_dir, atomic64_t *xfers)
 {
 	u32 cmd;
 	int ret;
@@ -119,6 +119,8 @@ static int pindma_edu_xfer(struct pindma_edu *edu, u64 src, u64 dst, u32 len,
 		return ret;
 	}
 	atomic64_inc(&pindma_nr_edu_xfers);
+	if (xfers)
+		atomic64_inc(xfers);
 	return 0;
 }
 
@@ -174,7 +176,7 @@ static bool pindma_edu_reaches(struct pindma_edu *edu, struct page *page,
 /* Transfer between the edu buffer and part of a pinned page. */
 static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
 				unsigned int off, unsigned int len,
-				enum dma_data_direction dir)
+				enum dma_data_direction dir, atomic64_t *xfers)
 {
 	struct device *dev = &edu->pdev->dev;
 	dma_addr_t addr;
@@ -190,9 +192,9 @@ static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
 		return -ENOMEM;
 	if (dir == DMA_FROM_DEVICE)
 		ret = pindma_edu_xfer(edu, EDU_BUF_ADDR, addr, len,
-				      EDU_DMA_TO_RAM);
+				      EDU_DMA_TO_RAM, xfers);
 	else
-		ret = pindma_edu_xfer(edu, addr, EDU_BUF_ADDR, len, 0);
+		ret = pindma_edu_xfer(edu, addr, EDU_BUF_ADDR, len, 0, xfers);
 	dma_unmap_page(dev, addr, len, dir);
 	return ret;
 }
@@ -201,10 +203,12 @@ static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
  * Move len bytes between buf and a pinned page: DMA_FROM_DEVICE writes the
  * page, DMA_TO_DEVICE reads it. The edu buffer can only be filled by DMA, so
  * each direction takes two transfers, with the coherent bounce page as the
- * kernel's end. A page the device cannot reach is refused before either.
+ * kernel's end; both are counted into *xfers. A page the device cannot reach
+ * is refused before either.
  */
 int pindma_edu_copy(struct page *page, unsigned int off, void *buf,
-		    unsigned int len, enum dma_data_direction dir)
+		    unsigned int len, enum dma_data_direction dir,
+		    atomic64_t *xfers)
 {
 	struct pindma_edu *edu;
 	int ret;
@@ -224,15 +228,16 @@ int pindma_edu_copy(struct page *page, unsigned int off, void *buf,
 	if (dir == DMA_FROM_DEVICE) {
 		memcpy(edu->bounce, buf, len);
 		ret = pindma_edu_xfer(edu, edu->bounce_dma, EDU_BUF_ADDR,
-				      len, 0);
+				      len, 0, xfers);
 		if (!ret)
-			ret = pindma_edu_page_xfer(edu, page, off, len, dir);
+			ret = pindma_edu_page_xfer(edu, page, off, len, dir,
+						   xfers);
 	} else {
-		ret = pindma_edu_page_xfer(edu, page, off, len, dir);
+		ret = pindma_edu_page_xfer(edu, page, off, len, dir, xfers);
 		if (!ret)
 			ret = pindma_edu_xfer(edu, EDU_BUF_ADDR,
 					      edu->bounce_dma, len,
-					      EDU_DMA_TO_RAM);
+					      EDU_DMA_TO_RAM, xfers);
 		if (!ret)
 			memcpy(buf, edu->bounce, len);
 	}
@@ -296,10 +301,11 @@ static int pindma_edu_check_width(struct pindma_edu *edu)
 	}
 	alias = b | BIT_ULL(bit);
 	mutex_lock(&pindma_edu_lock);
-	ret = pindma_edu_xfer(edu, alias, EDU_BUF_ADDR, PINDMA_EDU_PROBE_LEN, 0);
+	ret = pindma_edu_xfer(edu, alias, EDU_BUF_ADDR, PINDMA_EDU_PROBE_LEN, 0,
+			      NULL);
 	if (!ret)
 		ret = pindma_edu_xfer(edu, EDU_BUF_ADDR, b + got, PINDMA_EDU_PROBE_LEN,
-				      EDU_DMA_TO_RAM);
+				      EDU_DMA_TO_RAM, NULL);
 	mutex_unlock(&pindma_edu_lock);
 unmap:
 	dma_unmap_page(dev, b, PAGE_SIZE, DMA_BIDIRECTIONAL);

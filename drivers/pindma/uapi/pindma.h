@@ -70,12 +70,16 @@ struct pindma_query {
 	__u64 pfn;	/* out: page frame number of the held page */
 };
 
+/*
+ * The counts are module-wide for CAP_SYS_ADMIN, and the file's own (its
+ * handles, and the transfers done for its requests) for anyone else.
+ */
 struct pindma_info {
 	__u32 edu_present;	/* an edu device is bound */
 	__u32 max_pages;	/* PINDMA_MAX_PAGES */
-	__u64 handles;		/* handles live, module-wide */
-	__u64 pages_held;	/* pages held (GUP + PIN_LONGTERM), module-wide */
-	__u64 edu_transfers;	/* edu DMA transfers done since load */
+	__u64 handles;		/* handles live */
+	__u64 pages_held;	/* pages held (GUP + PIN_LONGTERM) */
+	__u64 edu_transfers;	/* edu DMA transfers done since load (or open) */
 };
 
 #define PINDMA_IOC_MAGIC	0xd7

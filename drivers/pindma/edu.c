@@ -16,6 +16,12 @@
 
 #include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
+/*
+ * writeq() where the architecture has none: two 32-bit writes, low half
+ * first. edu takes a 4-byte write at 0x80 as the whole value and ignores one
+ * at 0x84, so such a kernel drives 32 address bits, as the width probe finds.
+ */
+#include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/iopoll.h>
 #include <linux/ioport.h>
 #include <linux/module.h>
@@ -341,10 +347,16 @@ static int pindma_edu_probe(struct pci_dev *pdev,
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
+#ifdef PINDMA_PCIM_IOMAP_REGION	/* 6.12, see Kbuild */
+	edu->regs = pcim_iomap_region(pdev, 0, KBUILD_MODNAME);
+	if (IS_ERR(edu->regs))
+		return PTR_ERR(edu->regs);
+#else
 	ret = pcim_iomap_regions(pdev, BIT(0), KBUILD_MODNAME);
 	if (ret)
 		return ret;
 	edu->regs = pcim_iomap_table(pdev)[0];
+#endif
 
 	if (dma_bits < 12 || dma_bits > 64) {
 		dev_err(dev, "dma_bits=%u: must be 12 to 64\n", dma_bits);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pindma's round trips: pin, QUERY against pagemap, DMA both ways across page boundaries and
- * whole pages, unpin, for both pin modes and both engines; closing the file unpins everything.
+ * whole pages, unpin, for both pin modes and both engines; closing the file unpins everything,
+ * and only the last close: pins outlive their process while a forked child keeps the file.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -134,4 +137,75 @@ TEST(close_unpins_everything)
 	EXPECT_EQ(before.pages_held, info(watch).pages_held);
 	close(watch);
 }
+/* The pinning process: pin, fork a child that keeps the file, exit with the pin held. */
+static int pin_fork_and_exit(int ready, int go)
+{
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int fd = pindma_open();
+	long report[2];
+	uint32_t h;
+	pid_t child;
+	char c;
+
+	if (buf == MAP_FAILED || fd < 0 ||
+	    pindma_pin(fd, buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h))
+		return 10;
+	child = fork();
+	if (child < 0)
+		return 11;
+	if (!child) {
+		/* The pins are not charged to the child, which holds them through the file. */
+		report[0] = getpid();
+		report[1] = lab_status_kb("VmPin");
+		if (write(ready, report, sizeof(report)) != sizeof(report) || read(go, &c, 1) != 1)
+			_exit(12);
+		close(fd);
+		_exit(0);
+	}
+	return 0;
+}
+
+/*
+ * A process's pins live as long as its file, not as long as the process: a child it forked
+ * keeps the file and, with it, the pins, charged to the exited process's address space, as
+ * ib_uverbs's memory regions are (docs/driver.md). The last close releases them.
+ */
+TEST(pins_outlive_their_process_while_a_forked_child_keeps_the_file)
+{
+	int watch = pindma_open(), ready[2], go[2], status;
+	long pins = lab_foll_pins(), report[2];
+	struct pindma_info before = info(watch);
+	pid_t pid;
+
+	ASSERT_LE(0, watch);
+	/* The child outlives its parent: it is ours to reap. */
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	fflush(NULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(pin_fork_and_exit(ready[1], go[0]));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	ASSERT_EQ((ssize_t)sizeof(report), read(ready[0], report, sizeof(report)));
+	EXPECT_EQ(0, report[1]) TH_LOG("the child's VmPin");
+
+	/* The pinning process is gone, its pins are not: the kernel's and the driver's counts. */
+	EXPECT_EQ(pins + NPAGES, lab_foll_pins());
+	EXPECT_EQ(before.handles + 1, info(watch).handles);
+	EXPECT_EQ(before.pages_held + NPAGES, info(watch).pages_held);
+
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(report[0], waitpid(report[0], &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child status %#x", status);
+	EXPECT_EQ(pins, lab_foll_pins());
+	EXPECT_EQ(before.handles, info(watch).handles);
+	EXPECT_EQ(before.pages_held, info(watch).pages_held);
+	close(watch);
+}
+
 LAB_HARNESS_MAIN

@@ -301,7 +301,9 @@ static int pindma_release(struct inode *inode, struct file *file)
 /*
  * Pins live only while their file is open (release unpins them all), and
  * .owner makes every open file hold a module reference, so the module cannot
- * be unloaded while it holds any page.
+ * be unloaded while it holds any page. A forked child that keeps the file
+ * keeps its parent's pins, charged to the parent's mm after the parent is
+ * gone, as ib_uverbs keeps memory regions with its file (docs/driver.md).
  */
 static const struct file_operations pindma_fops = {
 	.owner = THIS_MODULE,

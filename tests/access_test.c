@@ -33,9 +33,7 @@ static int limit_spans_files(void *arg)
 	uint32_t h;
 	int a, b;
 
-	if (lab_become_nobody(16))
-		return 10;
-	a = pindma_open();
+	a = nobody_opens_pindma(16);
 	b = pindma_open();
 	if (a < 0 || b < 0)
 		return 11;
@@ -57,12 +55,9 @@ TEST(unprivileged_limit_counts_all_files_of_the_process)
 {
 	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	int status;
 
 	ASSERT_NE(MAP_FAILED, buf);
-	status = lab_in_child(limit_spans_files, buf);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_STEPS_PASS(limit_spans_files, buf);
 }
 
 struct unprivileged {
@@ -130,9 +125,7 @@ static int query_as_nobody(void *arg)
 	uint64_t pfn = 1;
 	int fd;
 
-	if (lab_become_nobody(8))
-		return 10;
-	fd = pindma_open();
+	fd = nobody_opens_pindma(8);
 	if (fd < 0)
 		return 11;
 	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h))
@@ -151,13 +144,11 @@ TEST(query_gives_pfns_to_cap_sys_admin_only)
 	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint64_t pfn = 0;
 	uint32_t h;
-	int status, fd;
+	int fd;
 
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 'q', LAB_PAGE);
-	status = lab_in_child(query_as_nobody, buf);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_STEPS_PASS(query_as_nobody, buf);
 	/* Root still gets the PFN, and it is pagemap's. */
 	fd = pindma_open();
 	ASSERT_LE(0, fd);
@@ -177,9 +168,7 @@ static int info_as_nobody(void *arg)
 	char *buf = arg, c[8];
 	int a, b;
 
-	if (lab_become_nobody(8))
-		return 10;
-	a = pindma_open();
+	a = nobody_opens_pindma(8);
 	b = pindma_open();
 	if (a < 0 || b < 0)
 		return 11;
@@ -212,7 +201,7 @@ TEST(info_shows_the_module_to_cap_sys_admin_only)
 {
 	char *buf = mmap(NULL, 2 * LAB_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	int fd = pindma_open(), watch = pindma_open(), status;
+	int fd = pindma_open(), watch = pindma_open();
 	uint32_t engine = PINDMA_ENGINE_EDU, h;
 	struct pindma_info before, after;
 	char c[8];
@@ -227,9 +216,7 @@ TEST(info_shows_the_module_to_cap_sys_admin_only)
 	EXPECT_LE(1U, before.handles);
 	EXPECT_LE(1U, before.pages_held);
 	EXPECT_LE(2U, before.edu_transfers);
-	status = lab_in_child(info_as_nobody, buf);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_STEPS_PASS(info_as_nobody, buf);
 	/* And another user's edu transfers; its pins went with it. */
 	after = info(watch);
 	EXPECT_EQ(before.edu_transfers + 2, after.edu_transfers);

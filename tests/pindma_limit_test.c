@@ -19,9 +19,7 @@ static int pin_as_nobody(void *arg)
 	uint32_t h, h2;
 	int fd;
 
-	if (lab_become_nobody(16))
-		return 10;
-	fd = pindma_open();
+	fd = nobody_opens_pindma(16);
 	if (fd < 0)
 		return 11;
 	if (pindma_pin(fd, buf, 17 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h) != -ENOMEM)
@@ -43,12 +41,9 @@ TEST(unprivileged_user_is_held_to_rlimit_memlock)
 {
 	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	int status;
 
 	ASSERT_NE(MAP_FAILED, buf);
-	status = lab_in_child(pin_as_nobody, buf);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_STEPS_PASS(pin_as_nobody, buf);
 }
 
 static int pin_over_the_limit(void *arg)
@@ -80,13 +75,10 @@ TEST(cap_ipc_lock_pins_over_rlimit_memlock)
 {
 	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	int status;
 
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (CAP_IPC_LOCK)");
-	status = lab_in_child(pin_over_the_limit, buf);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_STEPS_PASS(pin_over_the_limit, buf);
 	munmap(buf, 32 * LAB_PAGE);
 }
 

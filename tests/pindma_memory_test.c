@@ -122,9 +122,7 @@ static int write_pin_as_nobody(void *map)
 	uint32_t h;
 	int fd;
 
-	if (lab_become_nobody(16))
-		return 10;
-	fd = pindma_open();
+	fd = nobody_opens_pindma(16);
 	if (fd < 0)
 		return 11;
 	if (pindma_pin(fd, map, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h) != -EOPNOTSUPP)
@@ -137,7 +135,6 @@ static int write_pin_as_nobody(void *map)
 
 TEST_F(mem, write_pin_of_a_shared_ext4_mapping_is_eopnotsupp)
 {
-	int status;
 
 	int file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'f');
 	char *map;
@@ -152,9 +149,7 @@ TEST_F(mem, write_pin_of_a_shared_ext4_mapping_is_eopnotsupp)
 						  &h)) TH_LOG("%s", mode_name(modes[i]));
 		expect_nothing_held(_metadata, self);
 	}
-	status = lab_in_child(write_pin_as_nobody, map);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_STEPS_PASS(write_pin_as_nobody, map);
 	munmap(map, SIZE);
 	close(file);
 }
@@ -210,44 +205,40 @@ TEST_F(mem, read_pin_of_a_shared_ext4_mapping_pins)
 	close(file);
 }
 
-/* A private mapping of the file: the write pin copies the pages; the file stays as it was. */
-TEST_F(mem, write_pin_of_a_private_ext4_mapping_pins_and_leaves_the_file)
+/*
+ * A file of SIZE bytes of fill in dir (on a file system of type magic), mapped with flags: in
+ * both modes it write-pins and the device's bytes land; the file then reads want at their offset.
+ */
+static void write_pins_land(struct __test_metadata *_metadata, FIXTURE_DATA(mem) *self,
+			    const char *dir, long magic, int flags, char fill, char want)
 {
-	int file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'p');
+	int file = make_file(_metadata, dir, magic, SIZE, fill);
 	char *map, c = 0;
 
 	ASSERT_LE(0, file);
-	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, file, 0);
+	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, flags, file, 0);
 	ASSERT_NE(MAP_FAILED, map);
 	for (unsigned int i = 0; i < 2; i++) {
 		EXPECT_EQ(0, write_pin_and_dma(_metadata, self->fd, map, SIZE, modes[i]))
 			TH_LOG("%s", mode_name(modes[i]));
 	}
 	ASSERT_EQ(1, pread(file, &c, 1, 100));
-	EXPECT_EQ('p', c);
+	EXPECT_EQ(want, c);
 	expect_nothing_held(_metadata, self);
 	munmap(map, SIZE);
 	close(file);
 }
 
+/* A private mapping of the file: the write pin copies the pages; the file stays as it was. */
+TEST_F(mem, write_pin_of_a_private_ext4_mapping_pins_and_leaves_the_file)
+{
+	write_pins_land(_metadata, self, "/mnt/disk", EXT4_SUPER_MAGIC, MAP_PRIVATE, 'p', 'p');
+}
+
 /* tmpfs has no writeback: the device writes the shared file's pages, which the file shows. */
 TEST_F(mem, write_pin_of_a_shared_tmpfs_mapping_pins)
 {
-	int file = make_file(_metadata, "/dev/shm", TMPFS_MAGIC, SIZE, 't');
-	char *map, c = 0;
-
-	ASSERT_LE(0, file);
-	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
-	ASSERT_NE(MAP_FAILED, map);
-	for (unsigned int i = 0; i < 2; i++) {
-		EXPECT_EQ(0, write_pin_and_dma(_metadata, self->fd, map, SIZE, modes[i]))
-			TH_LOG("%s", mode_name(modes[i]));
-	}
-	ASSERT_EQ(1, pread(file, &c, 1, 100));
-	EXPECT_EQ('d', c);
-	expect_nothing_held(_metadata, self);
-	munmap(map, SIZE);
-	close(file);
+	write_pins_land(_metadata, self, "/dev/shm", TMPFS_MAGIC, MAP_SHARED, 't', 'd');
 }
 
 /* Nor has hugetlbfs. */

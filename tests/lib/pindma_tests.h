@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What pindma's tests share (tests/pindma_*_test.c, access_test.c): the driver's INFO as a value,
- * and dropping one capability from the effective set.
+ * dropping one capability from the effective set, and steps run as another user in a child.
  */
 #ifndef PINDMA_TESTS_H
 #define PINDMA_TESTS_H
 
 #include <linux/capability.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pindma_lib.h"
@@ -32,5 +33,23 @@ static inline int drop_effective(int cap)
 	data[cap / 32].effective &= ~(1U << (cap % 32));
 	return syscall(SYS_capset, &hdr, data);
 }
+
+/* Drop to nobody with RLIMIT_MEMLOCK set to that many pages, and open /dev/pindma: fd, or -1. */
+static inline int nobody_opens_pindma(unsigned long memlock_pages)
+{
+	int fd;
+
+	if (lab_become_nobody(memlock_pages))
+		return -1;
+	fd = pindma_open();
+	return fd < 0 ? -1 : fd;
+}
+
+/* Run fn(arg) in a child (lab_in_child()) that exits 0, or with the number of the step that failed. */
+#define EXPECT_STEPS_PASS(fn, arg) do { \
+	int status_ = lab_in_child(fn, arg); \
+	ASSERT_TRUE(WIFEXITED(status_)) TH_LOG("%s: wait status %#x", #fn, status_); \
+	EXPECT_EQ(0, WEXITSTATUS(status_)) TH_LOG("%s: step %d failed", #fn, WEXITSTATUS(status_)); \
+} while (0)
 
 #endif

@@ -95,14 +95,19 @@ static int arm(FIXTURE_DATA(faults) *self, const int percent[NATTRS], int interv
 	return err;
 }
 
-/* Probability 0 first, so that nothing fires while the rest goes back to the boot defaults. */
+/*
+ * Probability 0 first, so that nothing fires while the rest goes back to the boot defaults.
+ * injected[a]: the faults attribute a injected, or -1 when its `times` could not be read.
+ */
 static void disarm(FIXTURE_DATA(faults) *self, long injected[NATTRS])
 {
 	for (int a = 0; a < NATTRS; a++)
 		attr_set(a, "probability", "0");
 	for (int a = 0; a < NATTRS; a++) {
+		long left = attr_get(a, "times");
+
 		if (injected)
-			injected[a] = BUDGET - attr_get(a, "times");
+			injected[a] = left < 0 ? -1 : BUDGET - left;
 		attr_set(a, "times", "1");
 		attr_set(a, "interval", "1");
 		attr_set(a, "task-filter", "N");
@@ -156,11 +161,19 @@ FIXTURE_TEARDOWN(faults)
 	ASSERT_EQ(self->vmpin, lab_status_kb("VmPin")) TH_LOG("VmPin, " fmt, ##__VA_ARGS__); \
 } while (0)
 
-/* Print what each attribute injected; failslab and fail_page_alloc must have injected some. */
+/*
+ * Print what each attribute injected; each count must have been read, and failslab and
+ * fail_page_alloc must have injected some.
+ */
 #define EXPECT_INJECTED(what, injected) do { \
 	say("%s: faults injected: failslab %ld, fail_page_alloc %ld, fail_usercopy %ld\n", \
 		       what, (injected)[FAILSLAB], (injected)[FAIL_PAGE_ALLOC], \
 		       (injected)[FAIL_USERCOPY]); \
+	for (int a_ = 0; a_ < NATTRS; a_++) { \
+		EXPECT_LE(0, (injected)[a_]) \
+			TH_LOG("reading %s/times failed: what it injected is unknown", \
+			       attr_names[a_]); \
+	} \
 	EXPECT_LT(0, (injected)[FAILSLAB]) TH_LOG("no kmalloc failed: the run proves nothing"); \
 	EXPECT_LT(0, (injected)[FAIL_PAGE_ALLOC]) TH_LOG("no alloc_pages failed: the run proves nothing"); \
 } while (0)

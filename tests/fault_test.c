@@ -358,10 +358,10 @@ TEST_F_TIMEOUT(faults, fuzzer_under_faults_finds_nothing, 900)
 	EXPECT_INJECTED("pindma_fuzz --faults", injected);
 }
 
-/* pindma's own tests, the themes pindma_test.c was split into. */
+/* pindma's own tests: the themes pindma_test.c was split into, and the kinds of memory. */
 static const char *const pindma_tests[] = {
 	"pindma_abi_test", "pindma_trip_test", "pindma_limit_test", "pindma_leak_test",
-	"pindma_edu_test", "pindma_race_test",
+	"pindma_edu_test", "pindma_race_test", "pindma_memory_test",
 };
 
 /*
@@ -407,6 +407,27 @@ static int run_marked(const char *prog, const char *log)
 }
 
 /*
+ * pindma_edu_test unbinds the edu device from pindma and binds it again; under faults the bind
+ * may fail (a probe that cannot allocate), and the suite's later programs need the device. With
+ * faults off it is bound again here, and must then serve: whether it is bound, or -1.
+ */
+static int edu_bound_again(int fd)
+{
+	char dev[256];
+	const char *name;
+
+	if (info(fd).edu_present)
+		return 1;
+	if (!lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)))
+		return -1;
+	name = strrchr(dev, '/') + 1;
+	ksft_print_msg("the edu device was left unbound: binding %s again\n", name);
+	if (lab_write_str("/sys/bus/pci/drivers/pindma/bind", name))
+		return -1;
+	return info(fd).edu_present ? 1 : -1;
+}
+
+/*
  * pindma's tests under make-it-fail: their cases fail by design and are not judged, but each
  * program must exit by itself, not by a signal, report cases, and leave nothing behind.
  */
@@ -449,6 +470,7 @@ TEST_F_TIMEOUT(faults, pindma_tests_under_faults_exit_and_leave_nothing, 900)
 	disarm(self, injected);
 	say("pindma's tests under faults: %d cases passed, %d failed (not judged), %.1f s\n", ok,
 	    not_ok, since(&t0));
+	EXPECT_EQ(1, edu_bound_again(self->fd)) TH_LOG("the edu device could not be bound again");
 	ASSERT_ALL_RELEASED("after pindma's tests");
 	EXPECT_INJECTED("pindma's tests", injected);
 }

@@ -9,8 +9,8 @@
  * - every failure point of each ioctl, one at a time (/proc/thread-self/fail-nth fails the Nth
  *   fault site the task reaches), with the counters checked after each;
  * - the fuzzer with --faults, its worker threads under make-it-fail at random;
- * - pindma_test under make-it-fail at random: its cases fail by design and are not judged, but
- *   it must exit by itself, not by a signal.
+ * - pindma's own tests under make-it-fail at random: their cases fail by design and are not
+ *   judged, but each program must exit by itself, not by a signal.
  *
  * A run that injected no fault proves nothing: each case counts the faults each attribute
  * injected (its budget, `times`, minus what is left of it) and fails when failslab or
@@ -95,14 +95,19 @@ static int arm(FIXTURE_DATA(faults) *self, const int percent[NATTRS], int interv
 	return err;
 }
 
-/* Probability 0 first, so that nothing fires while the rest goes back to the boot defaults. */
+/*
+ * Probability 0 first, so that nothing fires while the rest goes back to the boot defaults.
+ * injected[a]: the faults attribute a injected, or -1 when its `times` could not be read.
+ */
 static void disarm(FIXTURE_DATA(faults) *self, long injected[NATTRS])
 {
 	for (int a = 0; a < NATTRS; a++)
 		attr_set(a, "probability", "0");
 	for (int a = 0; a < NATTRS; a++) {
+		long left = attr_get(a, "times");
+
 		if (injected)
-			injected[a] = BUDGET - attr_get(a, "times");
+			injected[a] = left < 0 ? -1 : BUDGET - left;
 		attr_set(a, "times", "1");
 		attr_set(a, "interval", "1");
 		attr_set(a, "task-filter", "N");
@@ -156,11 +161,19 @@ FIXTURE_TEARDOWN(faults)
 	ASSERT_EQ(self->vmpin, lab_status_kb("VmPin")) TH_LOG("VmPin, " fmt, ##__VA_ARGS__); \
 } while (0)
 
-/* Print what each attribute injected; failslab and fail_page_alloc must have injected some. */
+/*
+ * Print what each attribute injected; each count must have been read, and failslab and
+ * fail_page_alloc must have injected some.
+ */
 #define EXPECT_INJECTED(what, injected) do { \
 	say("%s: faults injected: failslab %ld, fail_page_alloc %ld, fail_usercopy %ld\n", \
 		       what, (injected)[FAILSLAB], (injected)[FAIL_PAGE_ALLOC], \
 		       (injected)[FAIL_USERCOPY]); \
+	for (int a_ = 0; a_ < NATTRS; a_++) { \
+		EXPECT_LE(0, (injected)[a_]) \
+			TH_LOG("reading %s/times failed: what it injected is unknown", \
+			       attr_names[a_]); \
+	} \
 	EXPECT_LT(0, (injected)[FAILSLAB]) TH_LOG("no kmalloc failed: the run proves nothing"); \
 	EXPECT_LT(0, (injected)[FAIL_PAGE_ALLOC]) TH_LOG("no alloc_pages failed: the run proves nothing"); \
 } while (0)
@@ -345,21 +358,85 @@ TEST_F_TIMEOUT(faults, fuzzer_under_faults_finds_nothing, 900)
 	EXPECT_INJECTED("pindma_fuzz --faults", injected);
 }
 
+/* pindma's own tests: the themes pindma_test.c was split into, and the kinds of memory. */
+static const char *const pindma_tests[] = {
+	"pindma_abi_test", "pindma_trip_test", "pindma_limit_test", "pindma_leak_test",
+	"pindma_edu_test", "pindma_race_test", "pindma_memory_test",
+};
+
 /*
- * pindma's ABI tests under make-it-fail, set on the process once it has been exec'd (faults
- * in execve past its point of no return kill the process with SIGSEGV, a fault of exec's, not
- * of the driver's): the child stops at its exec under PTRACE_TRACEME, is marked, and goes on
- * untraced. Its children inherit the mark. Its cases fail by design, its output goes to a file.
+ * Run one of them under make-it-fail, set on the process once it has been exec'd (faults in
+ * execve past its point of no return kill the process with SIGSEGV, a fault of exec's, not of the
+ * driver's): the child stops at its exec under PTRACE_TRACEME, is marked, and goes on untraced.
+ * Its children inherit the mark. Its output goes to log. The wait status, or -1.
  */
-TEST_F_TIMEOUT(faults, abi_tests_under_faults_exit_and_leave_nothing, 900)
+static int run_marked(const char *prog, const char *log)
 {
-	const char *log = "/tmp/fault_test.pindma_test.log";
-	int status, ok = 0, not_ok = 0;
+	char path[64];
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		snprintf(path, sizeof(path), "/lab/tests/%s", prog);
+		if (out < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
+		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(126);
+		execl(path, prog, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", (int)pid);
+	if (lab_write_str(path, "1")) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	if (ptrace(PTRACE_DETACH, pid, NULL, NULL) || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+/*
+ * pindma_edu_test unbinds the edu device from pindma and binds it again; under faults the bind
+ * may fail (a probe that cannot allocate), and the suite's later programs need the device. With
+ * faults off it is bound again here, and must then serve: whether it is bound, or -1.
+ */
+static int edu_bound_again(int fd)
+{
+	char dev[256];
+	const char *name;
+
+	if (info(fd).edu_present)
+		return 1;
+	if (!lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)))
+		return -1;
+	name = strrchr(dev, '/') + 1;
+	ksft_print_msg("the edu device was left unbound: binding %s again\n", name);
+	if (lab_write_str("/sys/bus/pci/drivers/pindma/bind", name))
+		return -1;
+	return info(fd).edu_present ? 1 : -1;
+}
+
+/*
+ * pindma's tests under make-it-fail: their cases fail by design and are not judged, but each
+ * program must exit by itself, not by a signal, report cases, and leave nothing behind.
+ */
+TEST_F_TIMEOUT(faults, pindma_tests_under_faults_exit_and_leave_nothing, 900)
+{
+	int ok = 0, not_ok = 0;
 	long injected[NATTRS];
 	struct timespec t0;
-	char path[64], line[512];
-	FILE *f;
-	pid_t pid;
+	char log[96], line[512];
 
 	NEED_FAULT_INJECTION();
 	/*
@@ -368,41 +445,34 @@ TEST_F_TIMEOUT(faults, abi_tests_under_faults_exit_and_leave_nothing, 900)
 	 */
 	ASSERT_EQ(0, arm(self, random_faults, 10));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fflush(NULL);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		int out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	for (unsigned int i = 0; i < sizeof(pindma_tests) / sizeof(pindma_tests[0]); i++) {
+		int status, prog_ok = 0, prog_not_ok = 0;
+		FILE *f;
 
-		if (out < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
-		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(126);
-		execl("/lab/tests/pindma_test", "pindma_test", (char *)NULL);
-		_exit(127);
+		snprintf(log, sizeof(log), "/tmp/fault_test.%s.log", pindma_tests[i]);
+		status = run_marked(pindma_tests[i], log);
+		ASSERT_NE(-1, status) TH_LOG("%s did not run under make-it-fail", pindma_tests[i]);
+		f = fopen(log, "r");
+		ASSERT_NE(NULL, f);
+		while (fgets(line, sizeof(line), f)) {
+			prog_ok += !strncmp(line, "ok ", 3);
+			prog_not_ok += !strncmp(line, "not ok ", 7);
+		}
+		fclose(f);
+		say("%s under faults: %d cases passed, %d failed (not judged), status %#x; "
+		    "its output: %s\n", pindma_tests[i], prog_ok, prog_not_ok, status, log);
+		EXPECT_TRUE(WIFEXITED(status))
+			TH_LOG("%s was killed by signal %d", pindma_tests[i], WTERMSIG(status));
+		EXPECT_LT(0, prog_ok + prog_not_ok) TH_LOG("%s reported no case", pindma_tests[i]);
+		ok += prog_ok;
+		not_ok += prog_not_ok;
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP)
-		TH_LOG("pindma_test did not stop at its exec: status %#x", status);
-	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", (int)pid);
-	EXPECT_EQ(0, lab_write_str(path, "1"));
-	EXPECT_EQ(0, ptrace(PTRACE_DETACH, pid, NULL, NULL));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	disarm(self, injected);
-
-	f = fopen(log, "r");
-	ASSERT_NE(NULL, f);
-	while (fgets(line, sizeof(line), f)) {
-		ok += !strncmp(line, "ok ", 3);
-		not_ok += !strncmp(line, "not ok ", 7);
-	}
-	fclose(f);
-	say("pindma_test under faults: %d cases passed, %d failed (not judged), "
-		       "status %#x, %.1f s; its output: %s\n", ok, not_ok, status, since(&t0), log);
-	EXPECT_TRUE(WIFEXITED(status))
-		TH_LOG("pindma_test was killed by signal %d", WTERMSIG(status));
-	EXPECT_LT(0, ok + not_ok) TH_LOG("pindma_test reported no case");
-	ASSERT_ALL_RELEASED("after pindma_test");
-	EXPECT_INJECTED("pindma_test", injected);
+	say("pindma's tests under faults: %d cases passed, %d failed (not judged), %.1f s\n", ok,
+	    not_ok, since(&t0));
+	EXPECT_EQ(1, edu_bound_again(self->fd)) TH_LOG("the edu device could not be bound again");
+	ASSERT_ALL_RELEASED("after pindma's tests");
+	EXPECT_INJECTED("pindma's tests", injected);
 }
 
 LAB_HARNESS_MAIN

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A short pindma_fuzz run inside make test (the long one is make fuzz): a fixed seed, so
- * that a finding replays with `make fuzz FUZZ_SEED=...`, several processes and threads,
- * and the fuzzer's own checks of errnos, counters and MemFree.
+ * that a finding replays with `make fuzz FUZZ_SEED=...`, several processes and threads with
+ * forks, and the fuzzer's own checks: every answer's errno, every child's exit, VmPin, the
+ * FOLL_PIN counters, the LRU pages nothing owns and the driver's counters.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -71,7 +71,8 @@ $(GUEST)/lab/demo/odirect_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/fadvise_demo: $(call PLAY,fadvise)
 $(GUEST)/lab/demo/verbs_demo: $(call PLAY,verbs)
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KSRC)/tools/testing/selftests -Itests/lib
-$(GUEST)/lab/bin/% $(GUEST)/lab/tests/pindma_test: private LDLIBS += -pthread
+$(GUEST)/lab/bin/%: private LDLIBS += -pthread
+$(GUEST)/lab/tests/pindma_race_test: private LDLIBS += -pthread
 # The verbs programs are the dynamic ones: libibverbs loads its providers with dlopen().
 VERBS := $(GUEST)/lab/demo/verbs_demo $(GUEST)/lab/bench/reg_bench
 $(VERBS): private LDFLAGS := -Wl,--gc-sections

@@ -71,10 +71,11 @@ static int pindma_dma_check(struct pindma_handle *h,
  * dir DMA_FROM_DEVICE: the device writes req->buf into the pinned pages
  * (PINDMA_IOC_DMA_WRITE); DMA_TO_DEVICE: it reads them into req->buf
  * (PINDMA_IOC_DMA_READ). Chunks never cross a page, as the pages need not be
- * contiguous. On success req->engine says which engine served.
+ * contiguous. On success req->engine says which engine served. Edu transfers
+ * are counted into *edu_xfers too (the file's count, see INFO).
  */
 long pindma_dma(struct pindma_handle *h, struct pindma_dma *req,
-		enum dma_data_direction dir)
+		enum dma_data_direction dir, atomic64_t *edu_xfers)
 {
 	unsigned int off, len;
 	void __user *ubuf;
@@ -106,7 +107,8 @@ long pindma_dma(struct pindma_handle *h, struct pindma_dma *req,
 			break;
 		}
 		if (engine == PINDMA_ENGINE_EDU)
-			ret = pindma_edu_copy(page, off, buf, len, dir);
+			ret = pindma_edu_copy(page, off, buf, len, dir,
+					      edu_xfers);
 		else
 			pindma_cpu_copy(page, off, buf, len, dir);
 		if (ret)

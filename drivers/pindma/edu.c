@@ -14,11 +14,22 @@
  * never nests with the handle table's lock.
  */
 
+#include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
+/*
+ * writeq() where the architecture has none: two 32-bit writes, low half
+ * first. edu takes a 4-byte write at 0x80 as the whole value and ignores one
+ * at 0x84, so such a kernel drives 32 address bits, as the width probe finds.
+ */
+#include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/iopoll.h>
+#include <linux/ioport.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/random.h>
+#include <linux/sizes.h>
+#include <linux/swiotlb.h>
 
 #include "pindma_internal.h"
 
@@ -44,7 +55,10 @@
 /*
  * QEMU's edu drives 28 address bits unless started with a wider dma_mask=;
  * the lab's runner starts it with 64 and passes pindma.dma_bits=64. With the
- * narrow mask the DMA API bounces pages the device cannot reach (swiotlb).
+ * narrow mask the DMA API bounces pages the device cannot reach through
+ * swiotlb, where swiotlb is on and its pool within reach; where not, such a
+ * page is refused (pindma_edu_reaches()). A dma_bits wider than the device
+ * drives is refused at probe (pindma_edu_check_width()).
  */
 static unsigned int dma_bits = 28;
 module_param(dma_bits, uint, 0444);
@@ -59,6 +73,7 @@ struct pindma_edu {
 	void __iomem *regs;
 	void *bounce;		/* coherent page: RAM end of the transfers */
 	dma_addr_t bounce_dma;
+	bool swiotlb_reaches;	/* swiotlb bounces where the device reaches */
 };
 
 static DEFINE_MUTEX(pindma_edu_lock);
@@ -77,10 +92,10 @@ bool pindma_edu_present(void)
 
 /*
  * One edu transfer; the caller keeps src and dst within the device's limits
- * (see PINDMA_EDU_MAX_XFER).
+ * (see PINDMA_EDU_MAX_XFER). Counted module-wide and into *xfers, if given.
  */
 static int pindma_edu_xfer(struct pindma_edu *edu, u64 src, u64 dst, u32 len,
-			   u32 cmd_dir)
+			   u32 cmd_dir, atomic64_t *xfers)
 {
 	u32 cmd;
 	int ret;
@@ -99,22 +114,75 @@ static int pindma_edu_xfer(struct pindma_edu *edu, u64 src, u64 dst, u32 len,
 		/*
 		 * The transfer may still happen later, into a page we are about
 		 * to give back, and the device ignores new commands meanwhile:
-		 * cut it off the bus and stop using it.
+		 * cut it off the bus and stop using it (a device still being
+		 * probed is not the published one).
 		 */
 		pci_clear_master(edu->pdev);
-		WRITE_ONCE(pindma_edu, NULL);
+		if (pindma_edu == edu)
+			WRITE_ONCE(pindma_edu, NULL);
 		dev_err(&edu->pdev->dev,
 			"DMA did not complete, device no longer used\n");
 		return ret;
 	}
 	atomic64_inc(&pindma_nr_edu_xfers);
+	if (xfers)
+		atomic64_inc(xfers);
 	return 0;
+}
+
+/*
+ * Whether swiotlb can bounce for the device: it is on for it, and its pool
+ * lies within the device's mask. A slot beyond the mask has swiotlb_map() warn
+ * of an overflow instead, as when a pool below 4 GiB serves a 28-bit device.
+ */
+static bool pindma_edu_swiotlb_reaches(struct device *dev)
+{
+#ifdef CONFIG_SWIOTLB
+	struct io_tlb_mem *mem = dev->dma_io_tlb_mem;
+	phys_addr_t last;
+
+	/* is_swiotlb_active(), which 6.12 no longer exports to modules */
+	if (!mem || !mem->nslabs)
+		return false;
+#ifdef PINDMA_SWIOTLB_POOLS	/* 6.6 and later, see Kbuild */
+	last = mem->defpool.end - 1;
+#ifdef CONFIG_SWIOTLB_DYNAMIC
+	/* Pools it adds later come from below this limit. */
+	if (mem->can_grow)
+		last = max_t(phys_addr_t, last, mem->phys_limit);
+#endif
+#else
+	last = mem->end - 1;
+#endif
+	return dma_capable(dev, phys_to_dma_unencrypted(dev, last), 1, true);
+#else
+	return false;
+#endif
+}
+
+/*
+ * Whether the DMA API maps these bytes for the device: directly, when their
+ * bus address is within its mask (and swiotlb is not forced on it), or
+ * through a swiotlb bounce buffer the device reaches. dma_map_page() answers
+ * neither but with a WARN (an overflow) and an error, which any user could
+ * reach with a page of theirs beyond a narrow dma_bits in a guest where x86
+ * leaves swiotlb off (less than 4 GiB of RAM): so it is asked first.
+ */
+static bool pindma_edu_reaches(struct pindma_edu *edu, struct page *page,
+			       unsigned int off, unsigned int len)
+{
+	struct device *dev = &edu->pdev->dev;
+	dma_addr_t addr = phys_to_dma(dev, page_to_phys(page) + off);
+
+	if (!is_swiotlb_force_bounce(dev) && dma_capable(dev, addr, len, true))
+		return true;
+	return edu->swiotlb_reaches;
 }
 
 /* Transfer between the edu buffer and part of a pinned page. */
 static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
 				unsigned int off, unsigned int len,
-				enum dma_data_direction dir)
+				enum dma_data_direction dir, atomic64_t *xfers)
 {
 	struct device *dev = &edu->pdev->dev;
 	dma_addr_t addr;
@@ -130,9 +198,9 @@ static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
 		return -ENOMEM;
 	if (dir == DMA_FROM_DEVICE)
 		ret = pindma_edu_xfer(edu, EDU_BUF_ADDR, addr, len,
-				      EDU_DMA_TO_RAM);
+				      EDU_DMA_TO_RAM, xfers);
 	else
-		ret = pindma_edu_xfer(edu, addr, EDU_BUF_ADDR, len, 0);
+		ret = pindma_edu_xfer(edu, addr, EDU_BUF_ADDR, len, 0, xfers);
 	dma_unmap_page(dev, addr, len, dir);
 	return ret;
 }
@@ -141,10 +209,12 @@ static int pindma_edu_page_xfer(struct pindma_edu *edu, struct page *page,
  * Move len bytes between buf and a pinned page: DMA_FROM_DEVICE writes the
  * page, DMA_TO_DEVICE reads it. The edu buffer can only be filled by DMA, so
  * each direction takes two transfers, with the coherent bounce page as the
- * kernel's end.
+ * kernel's end; both are counted into *xfers. A page the device cannot reach
+ * is refused before either.
  */
 int pindma_edu_copy(struct page *page, unsigned int off, void *buf,
-		    unsigned int len, enum dma_data_direction dir)
+		    unsigned int len, enum dma_data_direction dir,
+		    atomic64_t *xfers)
 {
 	struct pindma_edu *edu;
 	int ret;
@@ -156,24 +226,108 @@ int pindma_edu_copy(struct page *page, unsigned int off, void *buf,
 		ret = -ENODEV;
 		goto unlock;
 	}
+	if (!pindma_edu_reaches(edu, page, off, len)) {
+		ret = -ENXIO;
+		goto unlock;
+	}
 
 	if (dir == DMA_FROM_DEVICE) {
 		memcpy(edu->bounce, buf, len);
 		ret = pindma_edu_xfer(edu, edu->bounce_dma, EDU_BUF_ADDR,
-				      len, 0);
+				      len, 0, xfers);
 		if (!ret)
-			ret = pindma_edu_page_xfer(edu, page, off, len, dir);
+			ret = pindma_edu_page_xfer(edu, page, off, len, dir,
+						   xfers);
 	} else {
-		ret = pindma_edu_page_xfer(edu, page, off, len, dir);
+		ret = pindma_edu_page_xfer(edu, page, off, len, dir, xfers);
 		if (!ret)
 			ret = pindma_edu_xfer(edu, EDU_BUF_ADDR,
 					      edu->bounce_dma, len,
-					      EDU_DMA_TO_RAM);
+					      EDU_DMA_TO_RAM, xfers);
 		if (!ret)
 			memcpy(buf, edu->bounce, len);
 	}
 unlock:
 	mutex_unlock(&pindma_edu_lock);
+	return ret;
+}
+
+/* Bytes the width probe reads; the page's second half receives them. */
+#define PINDMA_EDU_PROBE_LEN	64
+
+/*
+ * QEMU's edu drives the address bits its dma_mask property gives it (28
+ * unless started with more) and masks every DMA address to them: driven with
+ * a wider dma_bits it would read and write RAM other than the pages mapped.
+ * No register tells its width, so it is asked, with reads of RAM only: a
+ * random pattern is put in a page at bus address @b below 16 MiB (ZONE_DMA),
+ * and the device reads @b | BIT(bit), for the highest bit below both dma_bits
+ * and the top of RAM at which that address is RAM. A device that drops the
+ * bit reads the pattern back; one that drives it reads other RAM. What it
+ * read is written into the same low page, which any device reaches that
+ * drives the 24 bits the DMA API asks of every mask at least.
+ */
+static int pindma_edu_check_width(struct pindma_edu *edu)
+{
+	struct device *dev = &edu->pdev->dev;
+	u64 limit = min(dma_get_mask(dev), dma_get_required_mask(dev));
+	const unsigned int got = PAGE_SIZE / 2;
+	dma_addr_t b, alias = 0;
+	int bit, i, ret = 0;
+	struct page *page;
+	u8 *p;
+
+	page = alloc_page(GFP_KERNEL | GFP_DMA);
+	if (!page)
+		return -ENOMEM;
+	p = page_address(page);
+	get_random_bytes(p, PINDMA_EDU_PROBE_LEN);
+	memset(p + got, 0, PINDMA_EDU_PROBE_LEN);
+	b = dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (dma_mapping_error(dev, b)) {
+		ret = -ENOMEM;
+		goto free;
+	}
+
+	/*
+	 * The page is written to, so it must lie below 16 MiB; the alias drops
+	 * back to it with any bit above that.
+	 */
+	bit = -1;
+	for (i = fls64(limit) - 1; b + PAGE_SIZE <= SZ_16M && i >= 24; i--) {
+		if (page_is_ram(PHYS_PFN(dma_to_phys(dev, b | BIT_ULL(i))))) {
+			bit = i;
+			break;
+		}
+	}
+	if (bit < 0) {
+		dev_info(dev, "dma_bits=%u: the device's width cannot be asked here\n",
+			 dma_bits);
+		goto unmap;
+	}
+	alias = b | BIT_ULL(bit);
+	mutex_lock(&pindma_edu_lock);
+	ret = pindma_edu_xfer(edu, alias, EDU_BUF_ADDR, PINDMA_EDU_PROBE_LEN, 0,
+			      NULL);
+	if (!ret)
+		ret = pindma_edu_xfer(edu, EDU_BUF_ADDR, b + got, PINDMA_EDU_PROBE_LEN,
+				      EDU_DMA_TO_RAM, NULL);
+	mutex_unlock(&pindma_edu_lock);
+unmap:
+	dma_unmap_page(dev, b, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (ret || bit < 0)
+		goto free;
+	if (!memcmp(p, p + got, PINDMA_EDU_PROBE_LEN)) {
+		dev_err(dev,
+			"dma_bits=%u: the device drops address bit %d (it read %pad as %pad): start it with a wider dma_mask or load pindma with dma_bits=%d or fewer\n",
+			dma_bits, bit, &alias, &b, bit);
+		ret = -EINVAL;
+	} else {
+		dev_info(dev, "dma_bits=%u: the device drives address bit %d\n",
+			 dma_bits, bit);
+	}
+free:
+	__free_page(page);
 	return ret;
 }
 
@@ -193,26 +347,44 @@ static int pindma_edu_probe(struct pci_dev *pdev,
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
+#ifdef PINDMA_PCIM_IOMAP_REGION	/* 6.12, see Kbuild */
+	edu->regs = pcim_iomap_region(pdev, 0, KBUILD_MODNAME);
+	if (IS_ERR(edu->regs))
+		return PTR_ERR(edu->regs);
+#else
 	ret = pcim_iomap_regions(pdev, BIT(0), KBUILD_MODNAME);
 	if (ret)
 		return ret;
 	edu->regs = pcim_iomap_table(pdev)[0];
+#endif
 
 	if (dma_bits < 12 || dma_bits > 64) {
 		dev_err(dev, "dma_bits=%u: must be 12 to 64\n", dma_bits);
 		return -EINVAL;
 	}
+	/* Its reach and its width are judged by bus addresses, untranslated. */
+	if (device_iommu_mapped(dev)) {
+		dev_err(dev, "behind an IOMMU, which pindma does not support\n");
+		return -ENODEV;
+	}
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(dma_bits));
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+	ret = pindma_edu_check_width(edu);
 	if (ret)
 		return ret;
 	edu->bounce = dmam_alloc_coherent(dev, PAGE_SIZE, &edu->bounce_dma,
 					  GFP_KERNEL);
 	if (!edu->bounce)
 		return -ENOMEM;
-	pci_set_master(pdev);
+	edu->swiotlb_reaches = pindma_edu_swiotlb_reaches(dev);
 	pci_set_drvdata(pdev, edu);
 
-	dev_info(dev, "edu id %#010x\n", readl(edu->regs + EDU_REG_ID));
+	dev_info(dev, "edu id %#010x, swiotlb %s\n",
+		 readl(edu->regs + EDU_REG_ID),
+		 edu->swiotlb_reaches ? "bounces within reach" :
+		 "cannot bounce for it");
 
 	/* One device buffer is all the ioctl path knows how to share. */
 	mutex_lock(&pindma_edu_lock);

@@ -42,6 +42,7 @@
 
 struct pindma_file {
 	struct list_head handles;
+	atomic64_t edu_xfers;	/* edu transfers done for this file's requests */
 };
 
 static DEFINE_XARRAY_ALLOC1(pindma_handles);
@@ -115,8 +116,14 @@ static long pindma_ioctl_pin(struct file *file, struct pindma_pin __user *argp)
 		goto err_release_id;
 	}
 
+	/*
+	 * xa_alloc_cyclic() reserved the slot, so this store has nothing to
+	 * allocate; GFP_NOWAIT says so. GFP_KERNEL would let it drop xa_lock
+	 * to allocate, between the store and the list_add that must be seen
+	 * together.
+	 */
 	xa_lock(&pindma_handles);
-	ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_KERNEL));
+	ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_NOWAIT));
 	if (!ret)
 		list_add(&h->node, &pf->handles);
 	xa_unlock(&pindma_handles);
@@ -184,6 +191,7 @@ static long pindma_ioctl_query(struct file *file,
 static long pindma_ioctl_dma(struct file *file, struct pindma_dma __user *argp,
 			     enum dma_data_direction dir)
 {
+	struct pindma_file *pf = file->private_data;
 	struct pindma_handle *h;
 	struct pindma_dma req;
 	long ret;
@@ -195,7 +203,7 @@ static long pindma_ioctl_dma(struct file *file, struct pindma_dma __user *argp,
 	h = pindma_handle_get(file, req.handle);
 	if (IS_ERR(h))
 		return PTR_ERR(h);
-	ret = pindma_dma(h, &req, dir);
+	ret = pindma_dma(h, &req, dir, &pf->edu_xfers);
 	pindma_handle_put(h);
 
 	if (!ret && copy_to_user(argp, &req, sizeof(req)))
@@ -203,15 +211,34 @@ static long pindma_ioctl_dma(struct file *file, struct pindma_dma __user *argp,
 	return ret;
 }
 
-static long pindma_ioctl_info(struct pindma_info __user *argp)
+/*
+ * Module-wide counts would tell one user of another's pins and transfers:
+ * they are CAP_SYS_ADMIN's, as pagemap's PFNs are; anyone else gets those of
+ * the file asked.
+ */
+static long pindma_ioctl_info(struct file *file,
+			      struct pindma_info __user *argp)
 {
+	struct pindma_file *pf = file->private_data;
 	struct pindma_info info = {
 		.edu_present = pindma_edu_present(),
 		.max_pages = PINDMA_MAX_PAGES,
-		.handles = atomic64_read(&pindma_nr_handles),
-		.pages_held = atomic64_read(&pindma_nr_pages),
-		.edu_transfers = atomic64_read(&pindma_nr_edu_xfers),
 	};
+	struct pindma_handle *h;
+
+	if (capable(CAP_SYS_ADMIN)) {
+		info.handles = atomic64_read(&pindma_nr_handles);
+		info.pages_held = atomic64_read(&pindma_nr_pages);
+		info.edu_transfers = atomic64_read(&pindma_nr_edu_xfers);
+	} else {
+		xa_lock(&pindma_handles);
+		list_for_each_entry(h, &pf->handles, node) {
+			info.handles++;
+			info.pages_held += h->npages;
+		}
+		xa_unlock(&pindma_handles);
+		info.edu_transfers = atomic64_read(&pf->edu_xfers);
+	}
 
 	return copy_to_user(argp, &info, sizeof(info)) ? -EFAULT : 0;
 }
@@ -233,7 +260,7 @@ static long pindma_ioctl(struct file *file, unsigned int cmd,
 	case PINDMA_IOC_QUERY:
 		return pindma_ioctl_query(file, argp);
 	case PINDMA_IOC_INFO:
-		return pindma_ioctl_info(argp);
+		return pindma_ioctl_info(file, argp);
 	default:
 		return -ENOTTY;
 	}
@@ -274,7 +301,9 @@ static int pindma_release(struct inode *inode, struct file *file)
 /*
  * Pins live only while their file is open (release unpins them all), and
  * .owner makes every open file hold a module reference, so the module cannot
- * be unloaded while it holds any page.
+ * be unloaded while it holds any page. A forked child that keeps the file
+ * keeps its parent's pins, charged to the parent's mm after the parent is
+ * gone, as ib_uverbs keeps memory regions with its file (docs/driver.md).
  */
 static const struct file_operations pindma_fops = {
 	.owner = THIS_MODULE,
@@ -287,7 +316,7 @@ static const struct file_operations pindma_fops = {
 /*
  * World-accessible on purpose: as with ib_uverbs, anyone may pin their own
  * memory, within their own RLIMIT_MEMLOCK, and handles are private to the file
- * and mm that made them.
+ * and mm that made them. GUP mode is CAP_SYS_ADMIN's (pin.c).
  */
 static struct miscdevice pindma_misc = {
 	.minor = MISC_DYNAMIC_MINOR,

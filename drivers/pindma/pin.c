@@ -16,6 +16,7 @@
  * so a handle is released in process context with no lock held.
  */
 
+#include <linux/backing-dev.h>
 #include <linux/capability.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -90,6 +91,27 @@ static void pindma_unaccount(struct mm_struct *mm, unsigned long npages)
 }
 
 /*
+ * Whether the device writing vma's pages would bypass the file system: the
+ * pages of a shared mapping whose file is written back (or which asks to hear
+ * of writes) may only be made writable through ->page_mkwrite, and a device
+ * dirties them behind it, to be written back, or lost, while pinned (6.1's
+ * ext4 then warns that a dirty page "does not have buffers attached"). The
+ * rule is the one 6.12's GUP applies to long-term write pins
+ * (vma_needs_dirty_tracking(), not exported); here it holds in both modes and
+ * on every kernel. tmpfs, shmem and hugetlbfs have no writeback and pass.
+ */
+static bool pindma_vma_needs_dirty_tracking(struct vm_area_struct *vma)
+{
+	const struct vm_operations_struct *ops = vma->vm_ops;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return false;
+	if (ops && (ops->page_mkwrite || ops->pfn_mkwrite))
+		return true;
+	return vma->vm_file && mapping_can_writeback(vma->vm_file->f_mapping);
+}
+
+/*
  * GUP would report most of these as a bare EFAULT, after faulting in a prefix
  * of the range; checking first gives the caller a precise errno and pins
  * nothing.
@@ -111,6 +133,8 @@ static int pindma_check_vmas(struct mm_struct *mm, unsigned long start,
 			return -EOPNOTSUPP;
 		if (write && !(vma->vm_flags & VM_WRITE))
 			return -EACCES;
+		if (write && pindma_vma_needs_dirty_tracking(vma))
+			return -EOPNOTSUPP;
 		addr = vma->vm_end;
 	}
 	return 0;
@@ -190,6 +214,14 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	npages = (PAGE_ALIGN(end) - addr) >> PAGE_SHIFT;
 	if (npages > PINDMA_MAX_PAGES)
 		return ERR_PTR(-E2BIG);
+	/*
+	 * Long-term FOLL_GET references block migration, compaction and CMA
+	 * for as long as the pin lives, which is why the kernel offers
+	 * FOLL_LONGTERM only with FOLL_PIN. GUP mode is kept for the 2006 bug,
+	 * as a lab tool for CAP_SYS_ADMIN, as the kernel's gup_test is.
+	 */
+	if (mode == PINDMA_MODE_GUP && !capable(CAP_SYS_ADMIN))
+		return ERR_PTR(-EPERM);
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)

@@ -2,7 +2,7 @@
 /*
  * What the parts of pindma share: the handle (pin.c makes and releases it,
  * main.c keeps the table of them), the DMA engines (dma.c, edu.c) and the
- * module-wide counters that PINDMA_IOC_INFO reports.
+ * module-wide counters that PINDMA_IOC_INFO reports to CAP_SYS_ADMIN.
  */
 #ifndef PINDMA_INTERNAL_H
 #define PINDMA_INTERNAL_H
@@ -38,12 +38,13 @@ void pindma_handle_release(struct kref *ref);
 
 /* dma.c */
 long pindma_dma(struct pindma_handle *h, struct pindma_dma *req,
-		enum dma_data_direction dir);
+		enum dma_data_direction dir, atomic64_t *edu_xfers);
 
 /* edu.c */
 bool pindma_edu_present(void);
 int pindma_edu_copy(struct page *page, unsigned int off, void *buf,
-		    unsigned int len, enum dma_data_direction dir);
+		    unsigned int len, enum dma_data_direction dir,
+		    atomic64_t *xfers);
 int pindma_edu_register(void);
 void pindma_edu_unregister(void);
 /* The largest chunk one edu copy moves: one byte short of its 4 KiB buffer. */
@@ -53,7 +54,7 @@ void pindma_edu_unregister(void);
 void pindma_pagestate_register(void);
 void pindma_pagestate_unregister(void);
 
-/* Module-wide counters, for PINDMA_IOC_INFO. */
+/* Module-wide counters, for PINDMA_IOC_INFO (CAP_SYS_ADMIN's). */
 extern atomic64_t pindma_nr_handles;
 extern atomic64_t pindma_nr_pages;
 extern atomic64_t pindma_nr_edu_xfers;

@@ -1,130 +1,218 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * edu_mask_check: edu DMA into pinned pages that lie beyond the device's address width, through
- * the DMA API with the mask pindma was loaded with (dma_bits). Such a page can only be reached
- * through a bounce buffer (swiotlb) below the device's limit; a driver whose mask is wider than
- * the device lets the device clamp the address and move another page's bytes.
+ * edu_mask_check: edu DMA into pinned pages that lie beyond the device's address width, and into
+ * pages within it, through the DMA API with the mask pindma was loaded with (dma_bits). A page
+ * beyond the width can only be reached through a bounce buffer (swiotlb) below the device's
+ * limit; without one, pindma must refuse the transfer (ENXIO) rather than reach the DMA API's
+ * overflow warning; a driver whose mask is wider than the device lets the device clamp the
+ * address and move another page's bytes.
  *
- *   edu_mask_check BITS [--read-only]
+ *   edu_mask_check BITS [--read-only | --no-bounce]
  *
- * BITS is the device's address width. Of a 256-page buffer, up to 4 pages beyond it are used:
- * the device reads 1000 bytes at an odd offset of each (DMA_READ) and, unless --read-only, writes
- * 1000 bytes at another (DMA_WRITE); the bytes must match and the rest of the page stay as it
- * was. --read-only is for a driver whose mask is wrong: a clamped device write would land in a
- * stranger's page. Prints each page's PFN and "edu_mask_check: N of M transfers right"; exits 0
- * when all were, 1 when any was wrong, 2 when no page lies beyond BITS (nothing to judge), 3
- * when a call failed.
+ * BITS is the device's address width. Anonymous memory is touched until up to 4 pages beyond
+ * BITS and up to 4 within it are found (by pagemap), each pinned alone; for each, the device
+ * reads 1000 bytes at an odd offset (DMA_READ) and, unless --read-only, writes 1000 bytes at
+ * another (DMA_WRITE). A transfer is right when the bytes match and the rest of the page stays
+ * as it was, refused when pindma answers ENXIO and the device moved nothing (INFO's count). --read-only is for a driver whose mask is wrong:
+ * a clamped device write would land in a stranger's page. Expected: every transfer right, or
+ * with --no-bounce, every transfer beyond BITS refused and every one within it right.
+ * Prints each transfer and "edu_mask_check: beyond N bits: ..., within: ..."; exits 0 when all
+ * went as expected, 1 when any did not, 2 when no page lies beyond BITS (nothing to judge), 3
+ * when the setup failed.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "lab.h"
 #include "pindma_lib.h"
 
-#define NPAGES 256
 #define MAXUSED 4
+/* How much memory may be touched looking for pages: a 2 GiB guest keeps enough to run. */
+#define REGION (1024UL << 20)
+#define CHUNK 1024	/* pages touched, then looked up in pagemap, at a time */
 #define LEN 1000
 #define READ_OFF 123
 #define WRITE_OFF 2001
 
-static unsigned char pattern(unsigned int page, unsigned int i)
+enum outcome { RIGHT, WRONG, REFUSED, FAILED, NOUTCOMES };
+
+static const char *const outcome_names[] = { "right", "WRONG", "refused (ENXIO)", "FAILED" };
+
+static unsigned char pattern(uint64_t pfn, unsigned int i)
 {
-	return (unsigned char)(i * 31 + page * 7 + 1);
+	return (unsigned char)(i * 31 + pfn * 7 + 1);
 }
 
-/* 0 when right, 1 when wrong, 3 when the call failed. */
-static int transfer(int fd, uint32_t h, char *buf, unsigned int page, bool write)
+static uint64_t edu_transfers(int fd)
+{
+	struct pindma_info i = { 0 };
+
+	pindma_call(fd, PINDMA_IOC_INFO, &i);
+	return i.edu_transfers;
+}
+
+static enum outcome transfer_once(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
 {
 	uint32_t engine = PINDMA_ENGINE_EDU;
-	char *p = buf + (size_t)page * LAB_PAGE;
 	unsigned char got[LEN], src[LEN];
 	int ret;
 
 	for (unsigned int i = 0; i < LAB_PAGE; i++)
-		p[i] = (char)pattern(page, i);
+		p[i] = (char)pattern(pfn, i);
 	if (!write) {
 		memset(got, 0, sizeof(got));
-		ret = pindma_dma(fd, PINDMA_IOC_DMA_READ, h, (uint64_t)page * LAB_PAGE + READ_OFF,
-				 got, LEN, &engine);
-		if (ret) {
-			fprintf(stderr, "edu_mask_check: DMA_READ of page %u: %s\n", page,
-				strerror(-ret));
-			return 3;
-		}
-		return memcmp(got, p + READ_OFF, LEN) ? 1 : 0;
+		ret = pindma_dma(fd, PINDMA_IOC_DMA_READ, h, READ_OFF, got, LEN, &engine);
+		if (ret)
+			return ret == -ENXIO ? REFUSED :
+			       (fprintf(stderr, "edu_mask_check: DMA_READ: %s\n", strerror(-ret)), FAILED);
+		return memcmp(got, p + READ_OFF, LEN) ? WRONG : RIGHT;
 	}
 	for (unsigned int i = 0; i < LEN; i++)
-		src[i] = (unsigned char)~pattern(page, i);
-	ret = pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, (uint64_t)page * LAB_PAGE + WRITE_OFF, src,
-			 LEN, &engine);
-	if (ret) {
-		fprintf(stderr, "edu_mask_check: DMA_WRITE of page %u: %s\n", page, strerror(-ret));
-		return 3;
-	}
+		src[i] = (unsigned char)~pattern(pfn, i);
+	ret = pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, WRITE_OFF, src, LEN, &engine);
+	/* A refused or failed write must not have touched the page either. */
 	for (unsigned int i = 0; i < LAB_PAGE; i++) {
-		bool inside = i >= WRITE_OFF && i < WRITE_OFF + LEN;
-		unsigned char want = inside ? src[i - WRITE_OFF] : pattern(page, i);
+		bool inside = !ret && i >= WRITE_OFF && i < WRITE_OFF + LEN;
+		unsigned char want = inside ? src[i - WRITE_OFF] : pattern(pfn, i);
 
 		if ((unsigned char)p[i] != want)
-			return 1;
+			return WRONG;
 	}
+	if (ret)
+		return ret == -ENXIO ? REFUSED :
+		       (fprintf(stderr, "edu_mask_check: DMA_WRITE: %s\n", strerror(-ret)), FAILED);
+	return RIGHT;
+}
+
+/* A refused transfer must be refused before the device moves anything (INFO, as root). */
+static enum outcome transfer(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
+{
+	uint64_t before = edu_transfers(fd);
+	enum outcome o = transfer_once(fd, h, p, pfn, write);
+
+	if (o == REFUSED && edu_transfers(fd) != before) {
+		fprintf(stderr, "edu_mask_check: refused after %llu edu transfers\n",
+			(unsigned long long)(edu_transfers(fd) - before));
+		return WRONG;
+	}
+	return o;
+}
+
+struct found {
+	char *page[MAXUSED];
+	unsigned int n;
+};
+
+/* Touch memory until MAXUSED pages beyond bits, and as many within, are found (or REGION is). */
+static int find_pages(char *region, unsigned int bits, struct found *beyond, struct found *within)
+{
+	static uint64_t entries[CHUNK];
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+
+	if (pagemap < 0)
+		return -1;
+	for (size_t first = 0; first < REGION / LAB_PAGE; first += CHUNK) {
+		char *chunk = region + first * LAB_PAGE;
+
+		if (beyond->n == MAXUSED && within->n == MAXUSED)
+			break;
+		for (unsigned int i = 0; i < CHUNK; i++)
+			chunk[i * LAB_PAGE] = 1;
+		if (pread(pagemap, entries, sizeof(entries), (uintptr_t)chunk / LAB_PAGE * 8) !=
+		    sizeof(entries)) {
+			close(pagemap);
+			return -1;
+		}
+		for (unsigned int i = 0; i < CHUNK; i++) {
+			uint64_t pfn = entries[i] & ((1ULL << 55) - 1);
+			struct found *f = pfn >> (bits - 12) ? beyond : within;
+
+			if (!(entries[i] >> 63) || !pfn) {
+				close(pagemap);
+				errno = EPERM;
+				return -1;
+			}
+			if (f->n < MAXUSED)
+				f->page[f->n++] = chunk + i * LAB_PAGE;
+		}
+	}
+	close(pagemap);
 	return 0;
+}
+
+/* Pin one page alone and move bytes both ways (or only read); tally the outcomes. */
+static int judge(int fd, char *p, unsigned int bits, bool read_only, unsigned int tally[NOUTCOMES])
+{
+	uint64_t pfn;
+	uint32_t h;
+	int ret;
+
+	ret = pindma_pin(fd, p, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h);
+	if (!ret)
+		ret = pindma_query(fd, h, 0, &pfn);
+	if (ret) {
+		fprintf(stderr, "edu_mask_check: PIN or QUERY: %s\n", strerror(-ret));
+		return -1;
+	}
+	for (int write = 0; write <= !read_only; write++) {
+		enum outcome o = transfer(fd, h, p, pfn, write);
+
+		printf("page pfn %#llx (%s %u bits): device %s %s\n", (unsigned long long)pfn,
+		       pfn >> (bits - 12) ? "beyond" : "within", bits, write ? "writes" : "reads",
+		       outcome_names[o]);
+		tally[o]++;
+	}
+	return pindma_unpin(fd, h) ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
 	unsigned int bits = argc > 1 ? (unsigned int)strtoul(argv[1], NULL, 10) : 0;
 	bool read_only = argc > 2 && !strcmp(argv[2], "--read-only");
-	unsigned int used = 0, right = 0, total = 0;
-	int fd, ret, worst = 0;
-	uint64_t pfn;
-	uint32_t h;
-	char *buf;
+	bool no_bounce = argc > 2 && !strcmp(argv[2], "--no-bounce");
+	unsigned int out[NOUTCOMES] = { 0 }, in[NOUTCOMES] = { 0 };
+	struct found beyond = { 0 }, within = { 0 };
+	bool as_expected;
+	char *region;
+	int fd;
 
-	if (bits < 12 || bits > 63 || (argc > 2 && !read_only) || argc > 3) {
-		fprintf(stderr, "usage: edu_mask_check BITS [--read-only]\n");
+	if (bits < 12 || bits > 63 || (argc > 2 && !read_only && !no_bounce) || argc > 3) {
+		fprintf(stderr, "usage: edu_mask_check BITS [--read-only | --no-bounce]\n");
 		return 3;
 	}
 	fd = pindma_open();
-	buf = mmap(NULL, NPAGES * LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		   -1, 0);
-	if (fd < 0 || buf == MAP_FAILED) {
+	region = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (fd < 0 || region == MAP_FAILED) {
 		fprintf(stderr, "edu_mask_check: open /dev/pindma or mmap failed\n");
 		return 3;
 	}
-	memset(buf, 1, NPAGES * LAB_PAGE);
-	ret = pindma_pin(fd, buf, NPAGES * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE,
-			 &h);
-	if (ret) {
-		fprintf(stderr, "edu_mask_check: PIN: %s\n", strerror(-ret));
+	/* Small pages only: a THP's PFNs say nothing about the next page's. */
+	madvise(region, REGION, MADV_NOHUGEPAGE);
+	if (find_pages(region, bits, &beyond, &within)) {
+		perror("edu_mask_check: reading pagemap");
 		return 3;
 	}
-	for (unsigned int page = 0; page < NPAGES && used < MAXUSED; page++) {
-		if (lab_pfn_read(buf + (size_t)page * LAB_PAGE, &pfn) || !pfn) {
-			fprintf(stderr, "edu_mask_check: no PFN for page %u\n", page);
+	for (unsigned int i = 0; i < beyond.n; i++)
+		if (judge(fd, beyond.page[i], bits, read_only, out))
 			return 3;
-		}
-		if (pfn < 1ULL << (bits - 12))
-			continue;
-		used++;
-		for (int write = 0; write <= !read_only; write++) {
-			ret = transfer(fd, h, buf, page, write);
-			printf("page %u pfn %#llx (beyond %u bits): device %s %s\n", page,
-			       (unsigned long long)pfn, bits, write ? "writes" : "reads",
-			       ret == 0 ? "right" : ret == 1 ? "WRONG" : "failed");
-			total++;
-			right += !ret;
-			if (ret > worst)
-				worst = ret;
-		}
-	}
-	if (!used) {
-		printf("edu_mask_check: no pinned page lies beyond %u bits: nothing judged\n", bits);
+	for (unsigned int i = 0; i < within.n; i++)
+		if (judge(fd, within.page[i], bits, read_only, in))
+			return 3;
+	printf("edu_mask_check: beyond %u bits: %u right, %u refused, %u wrong, %u failed; "
+	       "within: %u right, %u refused, %u wrong, %u failed\n", bits, out[RIGHT],
+	       out[REFUSED], out[WRONG], out[FAILED], in[RIGHT], in[REFUSED], in[WRONG], in[FAILED]);
+	if (!beyond.n) {
+		printf("edu_mask_check: no page lies beyond %u bits: nothing judged\n", bits);
 		return 2;
 	}
-	printf("edu_mask_check: %u of %u transfers right\n", right, total);
-	return worst;
+	as_expected = !out[WRONG] && !out[FAILED] && !in[WRONG] && !in[FAILED] && !in[REFUSED] &&
+		      (no_bounce ? !out[RIGHT] : !out[REFUSED]);
+	return as_expected ? 0 : 1;
 }

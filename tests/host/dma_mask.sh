@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # pindma's DMA mask (module parameter dma_bits, default 28 as QEMU's edu) against the device's
-# own width. Boots the guest twice:
+# own width. Boots the guest five times:
 #  1. the edu device and pindma at 28 bits, in a guest with only 256 MiB of its RAM below 4 GiB
 #     (QEMU's max-ram-below-4g): RAM above 4 GiB turns swiotlb on, and its pool, allocated below
 #     4 GiB, lands below 256 MiB where the device reaches. Pages beyond 28 bits (by pagemap) must
 #     reach the device through it with every byte right, both ways (edu_mask_check).
 #  2. the runner's default, as make test boots: both at 64 bits, any page reached directly (there
-#     the buffer's pages may all lie below 256 MiB, so any page is judged: BITS 12).
+#     the pages may all lie below 256 MiB, so any page is judged: BITS 12).
+#  3. both at 28 bits in the plain 2 GiB guest, where x86 leaves swiotlb off: nothing can bounce a
+#     page beyond 28 bits, so pindma must refuse those transfers (ENXIO) before the DMA API warns
+#     of an overflow, and still move pages within 28 bits right; the console must stay clean.
+#  4. the edu device at 28 bits but pindma asked for 64: the device would clamp addresses into
+#     other RAM, so pindma must refuse to drive it, saying why, at load.
+#  5. both at 28 bits in a 5 GiB guest: swiotlb is on, but its pool, below 4 GiB, lies beyond 28
+#     bits, where swiotlb_map() would warn of an overflow: pindma must refuse as in 3.
 # Prints TAP. Needs the built lab (make guest).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,19 +22,24 @@ run=("$top/vm/run" --timeout "${VM_TIMEOUT:-300}")
 # shellcheck disable=SC2016 # expanded in the guest
 guest='echo "dma_bits $(cat /sys/module/pindma/parameters/dma_bits)"
 dmesg | grep "software IO TLB: mapped" || echo "no swiotlb"
+dmesg | grep "pindma 0000"
 /lab/bin/edu_mask_check'
+summary_re='edu_mask_check: beyond [0-9]+ bits: .*'
 
 echo "TAP version 13"
-echo "1..2"
+echo "1..5"
 
-# check N NAME: judge the log of the run named NAME (its status in $rc) for dma_bits N.
+# check N NAME: judge the log of the run named NAME (its status in $rc) for dma_bits N; prints
+# what the guest printed, and the reasons of a failure, as TAP comments.
 check() {
 	local bits=$1 log=$build/logs/$2.log end ok=1 summary
-	summary=$(grep -aoE 'edu_mask_check: [0-9]+ of [0-9]+ transfers right' "$log" | tail -1 || true)
+	summary=$(grep -aoE "$summary_re" "$log" | tail -1 || true)
 	grep -aq "^dma_bits $bits" "$log" || { echo "# pindma did not load with dma_bits=$bits"; ok=0; }
 	[[ $rc == 0 ]] || { echo "# the guest failed with status $rc"; ok=0; }
 	[[ -n $summary ]] || { echo "# edu_mask_check judged nothing"; ok=0; }
-	if [[ $bits == 28 ]]; then
+	# The driver asked the device whether it drives the width it was given.
+	grep -aqE 'pindma .*the device drives address bit [0-9]+' "$log" || { echo "# no width probe"; ok=0; }
+	if [[ $2 == dma-mask-28 ]]; then
 		# The pool's last byte must be one a 28-bit device reaches, or nothing bounced there.
 		end=$(grep -aoE 'software IO TLB: mapped \[mem 0x[0-9a-f]+-0x[0-9a-f]+\]' "$log" |
 			sed -E 's/.*-0x([0-9a-f]+)\]/\1/' | head -1)
@@ -35,24 +47,84 @@ check() {
 			echo "# swiotlb's pool is not below 256 MiB (ends at 0x${end:-?})"
 			ok=0
 		fi
+		grep -aq 'swiotlb bounces within reach' "$log" || { echo "# pindma sees no bounce"; ok=0; }
 	fi
-	grep -a 'edu_mask_check\|^page ' "$log" | sed 's/^/# /' || true
+	grep -a 'edu_mask_check\|^page \|no swiotlb\|pindma 0000\|splat\|WARNING' "$log" | sed 's/^/# /' || true
 	[[ $ok == 1 ]]
 }
 
-rc=0
-VM_EDU_DMA_BITS=28 VM_QEMU_ARGS="-machine pc,max-ram-below-4g=256M" \
-	"${run[@]}" --name dma-mask-28 -- sh -c "$guest 28" >/dev/null 2>&1 || rc=$?
-if check 28 dma-mask-28; then
-	echo "ok 1 a 28-bit edu reaches pages beyond 28 bits through swiotlb, every byte right"
-else
-	echo "not ok 1 a 28-bit edu reaches pages beyond 28 bits through swiotlb, every byte right"
-fi
+tap() {
+	if "$@"; then echo "ok $n $what"; else echo "not ok $n $what"; fi
+}
 
 rc=0
+n=1 what="a 28-bit edu reaches pages beyond 28 bits through swiotlb, every byte right"
+VM_EDU_DMA_BITS=28 VM_QEMU_ARGS="-machine pc,max-ram-below-4g=256M" \
+	"${run[@]}" --name dma-mask-28 -- sh -c "$guest 28" >/dev/null 2>&1 || rc=$?
+tap check 28 dma-mask-28
+
+rc=0
+n=2 what="the runner's 64-bit edu and pindma reach the same pages directly"
 "${run[@]}" --name dma-mask-64 -- sh -c "$guest 12" >/dev/null 2>&1 || rc=$?
-if check 64 dma-mask-64; then
-	echo "ok 2 the runner's 64-bit edu and pindma reach the same pages directly"
-else
-	echo "not ok 2 the runner's 64-bit edu and pindma reach the same pages directly"
-fi
+tap check 64 dma-mask-64
+
+# Nothing to bounce through, for want of swiotlb (3) or of a pool within reach (5): pages beyond
+# 28 bits must be refused and pages within moved right (edu_mask_check --no-bounce), and vm/run
+# fails on the DMA API's WARNING. Where the pages lie is the allocator's: in 3 pages within 28
+# bits are found too, a control that the device moves bytes; in 5 they come from above 4 GiB.
+no_bounce() {
+	local name=$1 log=$build/logs/$1.log ok=1 end
+	check 28 "$name" || ok=0
+	if [[ $name == dma-mask-28-no-swiotlb ]]; then
+		grep -aq '^no swiotlb' "$log" || { echo "# swiotlb is on: nothing to judge"; ok=0; }
+		grep -aqE 'within: [1-9][0-9]* right' "$log" ||
+			{ echo "# no transfer within 28 bits moved bytes: no control"; ok=0; }
+	else
+		end=$(grep -aoE 'software IO TLB: mapped \[mem 0x[0-9a-f]+-0x[0-9a-f]+\]' "$log" |
+			sed -E 's/.*-0x([0-9a-f]+)\]/\1/' | head -1)
+		if [[ -z $end ]] || (($((16#$end)) < 1 << 28)); then
+			echo "# swiotlb's pool is not beyond 28 bits (ends at 0x${end:-?}): nothing to judge"
+			ok=0
+		fi
+	fi
+	grep -aq 'swiotlb cannot bounce for it' "$log" || { echo "# pindma sees a bounce"; ok=0; }
+	grep -aqE 'beyond 28 bits: 0 right, [1-9][0-9]* refused' "$log" ||
+		{ echo "# no transfer beyond 28 bits was refused"; ok=0; }
+	[[ $ok == 1 ]]
+}
+rc=0
+n=3 what="without swiotlb, a 28-bit edu's transfers beyond 28 bits fail with ENXIO, no WARNING"
+VM_EDU_DMA_BITS=28 "${run[@]}" --name dma-mask-28-no-swiotlb -- \
+	sh -c "$guest 28 --no-bounce" >/dev/null 2>&1 || rc=$?
+tap no_bounce dma-mask-28-no-swiotlb
+
+# pindma wider than the device: the probe at load must refuse it. Should it not, the guest shows
+# the harm with reads only (a clamped write would land in a stranger's page).
+too_wide() {
+	local log=$build/logs/dma-mask-too-wide.log ok=1
+	[[ $rc == 0 ]] || { echo "# the guest failed with status $rc"; ok=0; }
+	grep -aq '^dma_bits 64' "$log" || { echo "# pindma did not load with dma_bits=64"; ok=0; }
+	grep -aq 'pindma .*dma_bits=64: the device drops address bit' "$log" ||
+		{ echo "# no error saying why the device was refused"; ok=0; }
+	grep -aq '^edu not bound' "$log" || { echo "# pindma drives the device"; ok=0; }
+	grep -a 'pindma\|edu_mask_check\|^page \|edu \(not \)\?bound' "$log" | sed 's/^/# /' || true
+	[[ $ok == 1 ]]
+}
+rc=0
+n=4 what="pindma refuses at load a dma_bits wider than the edu device drives"
+# shellcheck disable=SC2016 # expanded in the guest
+VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64" "${run[@]}" --name dma-mask-too-wide -- sh -c '
+	echo "dma_bits $(cat /sys/module/pindma/parameters/dma_bits)"
+	if ls /sys/bus/pci/drivers/pindma | grep -q "^0000:"; then
+		echo "edu bound"
+		/lab/bin/edu_mask_check 28 --read-only
+	else
+		echo "edu not bound"
+	fi' >/dev/null 2>&1 || rc=$?
+tap too_wide
+
+rc=0
+n=5 what="with swiotlb's pool beyond 28 bits, a 28-bit edu's transfers there fail with ENXIO, no WARNING"
+VM_MEM=5120 VM_EDU_DMA_BITS=28 "${run[@]}" --name dma-mask-28-pool-beyond -- \
+	sh -c "$guest 28 --no-bounce" >/dev/null 2>&1 || rc=$?
+tap no_bounce dma-mask-28-pool-beyond

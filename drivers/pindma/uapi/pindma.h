@@ -14,12 +14,21 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/* How the pages are held. */
-#define PINDMA_MODE_GUP		1	/* get_user_pages(), FOLL_GET: 2006-style reference */
-#define PINDMA_MODE_PIN_LONGTERM 2	/* pin_user_pages(), FOLL_PIN | FOLL_LONGTERM */
+/*
+ * How the pages are held. GUP: get_user_pages(), FOLL_GET, the 2006-style
+ * reference, for CAP_SYS_ADMIN only (EPERM otherwise). PIN_LONGTERM:
+ * pin_user_pages(), FOLL_PIN | FOLL_LONGTERM, for anyone within their
+ * RLIMIT_MEMLOCK.
+ */
+#define PINDMA_MODE_GUP		1
+#define PINDMA_MODE_PIN_LONGTERM 2
 
-/* PIN flags. */
-#define PINDMA_PIN_WRITE	_BITUL(0) /* the device may write the pages */
+/*
+ * PIN flags. WRITE: the device may write the pages; not for a shared mapping
+ * of a file that is written back (ext4, say; tmpfs and hugetlbfs are fine),
+ * which is EOPNOTSUPP.
+ */
+#define PINDMA_PIN_WRITE	_BITUL(0)
 #define PINDMA_PIN_FLAGS	PINDMA_PIN_WRITE
 
 /* At most this many pages per handle (E2BIG beyond). */
@@ -28,7 +37,11 @@
 /* DMA engines; a request names one, the reply says which one served it. */
 #define PINDMA_ENGINE_AUTO	0	/* edu when bound, else CPU */
 #define PINDMA_ENGINE_CPU	1	/* kmap_local_page() + memcpy */
-#define PINDMA_ENGINE_EDU	2	/* QEMU edu PCI device, real DMA (ENODEV when absent) */
+/*
+ * QEMU edu PCI device, real DMA: ENODEV when absent, ENXIO for a page that
+ * neither it (dma_bits) nor a swiotlb bounce buffer reaches.
+ */
+#define PINDMA_ENGINE_EDU	2
 
 struct pindma_pin {
 	__u64 addr;	/* in: page-aligned user address */
@@ -57,12 +70,16 @@ struct pindma_query {
 	__u64 pfn;	/* out: page frame number of the held page */
 };
 
+/*
+ * The counts are module-wide for CAP_SYS_ADMIN, and the file's own (its
+ * handles, and the transfers done for its requests) for anyone else.
+ */
 struct pindma_info {
 	__u32 edu_present;	/* an edu device is bound */
 	__u32 max_pages;	/* PINDMA_MAX_PAGES */
-	__u64 handles;		/* handles live, module-wide */
-	__u64 pages_held;	/* pages held (GUP + PIN_LONGTERM), module-wide */
-	__u64 edu_transfers;	/* edu DMA transfers done since load */
+	__u64 handles;		/* handles live */
+	__u64 pages_held;	/* pages held (GUP + PIN_LONGTERM) */
+	__u64 edu_transfers;	/* edu DMA transfers done since load (or open) */
 };
 
 #define PINDMA_IOC_MAGIC	0xd7

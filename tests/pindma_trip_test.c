@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pindma's round trips: pin, QUERY against pagemap, DMA both ways across page boundaries and
+ * whole pages, unpin, for both pin modes and both engines; closing the file unpins everything,
+ * and only the last close: pins outlive their process while a forked child keeps the file.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lab.h"
+#include "pindma_tests.h"
+
+#define NPAGES 4
+#define SIZE (NPAGES * LAB_PAGE)
+
+FIXTURE(trip)
+{
+	int fd;
+	char *buf;
+};
+
+FIXTURE_VARIANT(trip)
+{
+	uint32_t mode;
+	uint32_t engine;
+};
+
+FIXTURE_VARIANT_ADD(trip, gup_cpu) { .mode = PINDMA_MODE_GUP, .engine = PINDMA_ENGINE_CPU };
+FIXTURE_VARIANT_ADD(trip, gup_edu) { .mode = PINDMA_MODE_GUP, .engine = PINDMA_ENGINE_EDU };
+FIXTURE_VARIANT_ADD(trip, pin_cpu) {
+	.mode = PINDMA_MODE_PIN_LONGTERM, .engine = PINDMA_ENGINE_CPU };
+FIXTURE_VARIANT_ADD(trip, pin_edu) {
+	.mode = PINDMA_MODE_PIN_LONGTERM, .engine = PINDMA_ENGINE_EDU };
+
+FIXTURE_SETUP(trip)
+{
+	self->fd = pindma_open();
+	ASSERT_LE(0, self->fd);
+	self->buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	for (unsigned long i = 0; i < SIZE; i++)
+		self->buf[i] = (char)(i * 7 + 1);
+}
+
+FIXTURE_TEARDOWN(trip)
+{
+	close(self->fd);
+	munmap(self->buf, SIZE);
+}
+
+/* Pin, check PFNs against pagemap, let the device write and read across a page boundary. */
+TEST_F(trip, round_trip_across_pages)
+{
+	long vmpin = lab_status_kb("VmPin");
+	uint32_t engine = variant->engine, h;
+	char out[300], in[300];
+	uint64_t pfn;
+
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, SIZE, variant->mode, PINDMA_PIN_WRITE, &h));
+	EXPECT_EQ(vmpin + (long)(SIZE / 1024), lab_status_kb("VmPin"));
+	for (uint32_t i = 0; i < NPAGES; i++) {
+		ASSERT_EQ(0, pindma_query(self->fd, h, i, &pfn));
+		EXPECT_EQ(lab_pfn(self->buf + i * LAB_PAGE), pfn) TH_LOG("page %u", i);
+	}
+
+	/* The device writes 300 bytes straddling pages 1 and 2. */
+	for (int i = 0; i < 300; i++)
+		out[i] = (char)(0xa0 ^ i);
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, 2 * LAB_PAGE - 150, out, 300,
+				&engine));
+	EXPECT_EQ(variant->engine, engine);
+	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE - 150, out, 300));
+	EXPECT_EQ((char)((2 * LAB_PAGE - 151) * 7 + 1), self->buf[2 * LAB_PAGE - 151]);
+	EXPECT_EQ((char)((2 * LAB_PAGE + 150) * 7 + 1), self->buf[2 * LAB_PAGE + 150]);
+
+	/* The CPU writes, the device reads it back across pages 2 and 3. */
+	memset(self->buf + 3 * LAB_PAGE - 100, 'c', 200);
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 3 * LAB_PAGE - 110, in, 220,
+				&engine));
+	EXPECT_EQ((char)((3 * LAB_PAGE - 110) * 7 + 1), in[0]);
+	for (int i = 10; i < 210; i++) {
+		if (in[i] != 'c')
+			ASSERT_EQ(-1, i) TH_LOG("byte %d is %#x, not 'c'", i, in[i]);
+	}
+
+	ASSERT_EQ(0, pindma_unpin(self->fd, h));
+	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
+}
+
+/* A whole page in one request each way: the edu engine must split it (4096 would abort QEMU). */
+TEST_F(trip, whole_page_transfer)
+{
+	uint32_t engine = variant->engine, h;
+	char *page = malloc(LAB_PAGE);
+
+	ASSERT_NE(NULL, page);
+	memset(page, 'w', LAB_PAGE);
+	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, SIZE, variant->mode, PINDMA_PIN_WRITE, &h));
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, LAB_PAGE, page, LAB_PAGE,
+				&engine));
+	EXPECT_EQ(0, memcmp(self->buf + LAB_PAGE, page, LAB_PAGE));
+	/* And the device reads a whole page back. */
+	memset(self->buf + 2 * LAB_PAGE, 'r', LAB_PAGE);
+	memset(page, 0, LAB_PAGE);
+	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 2 * LAB_PAGE, page, LAB_PAGE,
+				&engine));
+	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE, page, LAB_PAGE));
+	EXPECT_EQ(0, pindma_unpin(self->fd, h));
+	free(page);
+}
+
+/* Closing the file unpins everything it held and returns the VmPin charge. */
+TEST(close_unpins_everything)
+{
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long vmpin = lab_status_kb("VmPin");
+	int fd = pindma_open(), watch = pindma_open();
+	struct pindma_info before = info(watch);
+	uint32_t h;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, watch);
+	ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE, &h));
+	ASSERT_EQ(0, pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h));
+	EXPECT_EQ(vmpin + (long)(SIZE + LAB_PAGE) / 1024, lab_status_kb("VmPin"));
+	EXPECT_EQ(before.handles + 2, info(watch).handles);
+	EXPECT_EQ(before.pages_held + NPAGES + 1, info(watch).pages_held);
+	close(fd);
+	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(before.handles, info(watch).handles);
+	EXPECT_EQ(before.pages_held, info(watch).pages_held);
+	close(watch);
+}
+/* The pinning process: pin, fork a child that keeps the file, exit with the pin held. */
+static int pin_fork_and_exit(int ready, int go)
+{
+	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int fd = pindma_open();
+	long report[2];
+	uint32_t h;
+	pid_t child;
+	char c;
+
+	if (buf == MAP_FAILED || fd < 0 ||
+	    pindma_pin(fd, buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h))
+		return 10;
+	child = fork();
+	if (child < 0)
+		return 11;
+	if (!child) {
+		/* The pins are not charged to the child, which holds them through the file. */
+		report[0] = getpid();
+		report[1] = lab_status_kb("VmPin");
+		if (write(ready, report, sizeof(report)) != sizeof(report) || read(go, &c, 1) != 1)
+			_exit(12);
+		close(fd);
+		_exit(0);
+	}
+	return 0;
+}
+
+/*
+ * A process's pins live as long as its file, not as long as the process: a child it forked
+ * keeps the file and, with it, the pins, charged to the exited process's address space, as
+ * ib_uverbs's memory regions are (docs/driver.md). The last close releases them.
+ */
+TEST(pins_outlive_their_process_while_a_forked_child_keeps_the_file)
+{
+	int watch = pindma_open(), ready[2], go[2], status;
+	long pins = lab_foll_pins(), report[2];
+	struct pindma_info before = info(watch);
+	pid_t pid;
+
+	ASSERT_LE(0, watch);
+	/* The child outlives its parent: it is ours to reap. */
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	fflush(NULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(pin_fork_and_exit(ready[1], go[0]));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	ASSERT_EQ((ssize_t)sizeof(report), read(ready[0], report, sizeof(report)));
+	EXPECT_EQ(0, report[1]) TH_LOG("the child's VmPin");
+
+	/* The pinning process is gone, its pins are not: the kernel's and the driver's counts. */
+	EXPECT_EQ(pins + NPAGES, lab_foll_pins());
+	EXPECT_EQ(before.handles + 1, info(watch).handles);
+	EXPECT_EQ(before.pages_held + NPAGES, info(watch).pages_held);
+
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(report[0], waitpid(report[0], &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child status %#x", status);
+	EXPECT_EQ(pins, lab_foll_pins());
+	EXPECT_EQ(before.handles, info(watch).handles);
+	EXPECT_EQ(before.pages_held, info(watch).pages_held);
+	close(watch);
+}
+
+LAB_HARNESS_MAIN

@@ -144,6 +144,10 @@ static const struct expectation v6_12[] = {
  * page_needs_cow_for_dma() (70e806e4e645, 5.9); a write fault reuses an anon page that is
  * PageAnonExclusive (6c287605fd56, 6.0) or referenced only by its mapping (09854ba94c6a, 5.9);
  * hugetlb_wp() reuses a page mapped once. 6.12: the same rules through folios.
+ * The copy functions are listed innermost first, each followed by the caller a stack names when the
+ * build inlined it: copy_present_page() into copy_pte_range() and that into copy_page_range(), and
+ * wp_page_copy() into do_wp_page() (6.12's build inlines both copy functions; why.c says so in the
+ * row), where do_wp_page() allocates only for the copy.
  */
 static const struct era_rules rules_6_1 = {
 	.fork_copies_pinned = "fork copies a maybe-pinned anon page for the child: "
@@ -153,7 +157,7 @@ static const struct era_rules rules_6_1 = {
 	.hugetlb_reuse = "a hugetlb write fault reuses the page if it is mapped once (hugetlb_wp)",
 	.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range copy_pte_range "
 			 "copy_page_range",
-	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page",
+	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page do_wp_page",
 	.hugetlb_alloc_fn = "alloc_huge_page",
 };
 
@@ -165,7 +169,7 @@ static const struct era_rules rules_6_12 = {
 	.hugetlb_reuse = "a hugetlb write fault reuses the folio if it is mapped once (hugetlb_wp)",
 	.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range copy_pte_range "
 			 "copy_page_range",
-	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page",
+	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page do_wp_page",
 	/* what 6.1 calls alloc_huge_page(), now on folios */
 	.hugetlb_alloc_fn = "alloc_hugetlb_folio",
 };

@@ -43,11 +43,12 @@ static __attribute__((format(printf, 2, 3))) void skip(const char *name, const c
 {
 	va_list ap;
 
+	/* Counted first, as kselftest.h's own results are: the number is the count so far. */
+	ksft_inc_xskip_cnt();
 	printf("ok %u %s # SKIP ", ksft_test_num(), name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-	ksft_inc_xskip_cnt();
 }
 static unsigned int n_recs;
 static int parse_failures;

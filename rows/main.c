@@ -5,6 +5,8 @@
  * earlier (--render), so that the docs and the tests never play a row twice.
  *
  *   PROGRAM [--only NAME]... [--engine auto|cpu|edu] [--json] [--records FILE]
+ *                             NAME may be a shell pattern (odirect-multi*), as guest/demo
+ *                             --parallel plays one program's rows in parts
  *   PROGRAM --render FILE [--engine E] [--part table|notes|pictures|summary]...
  *   PROGRAM --families        the row families it plays, one per line
  *   PROGRAM --why NAME        plays NAME and shows only the kernel's view of it (rows/why.c);
@@ -14,6 +16,7 @@
  * for a lab patch it lacks), 1 when one did not, 2 when one could not run.
  */
 #define _GNU_SOURCE
+#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +153,16 @@ static bool wanted(const struct row *r, unsigned int mask, const char **only, un
 	if (!n_only)
 		return true;
 	for (unsigned int i = 0; i < n_only; i++)
-		if (!strcmp(only[i], r->name))
+		if (!fnmatch(only[i], r->name, 0))
+			return true;
+	return false;
+}
+
+/* Whether NAME (a row's name or a pattern) names at least one of this program's rows. */
+static bool names_a_row(const char *name, unsigned int mask)
+{
+	for (unsigned int i = 0; i < n_rows; i++)
+		if ((mask & (1u << rows[i].family)) && !fnmatch(name, rows[i].name, 0))
 			return true;
 	return false;
 }
@@ -234,8 +246,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			rows_why = why_only = true;
 			__attribute__((fallthrough));
 		case 'o':
-			if (n_only == MAX_RECORDS || !row_find(optarg) ||
-			    !(mask & (1u << row_find(optarg)->family))) {
+			if (n_only == MAX_RECORDS || !names_a_row(optarg, mask)) {
 				fprintf(stderr, "%s: no row named %s here\n", program, optarg);
 				return 2;
 			}

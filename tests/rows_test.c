@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ static int parse_failures;
 struct demo_status {
 	char program[24];
 	char engine[12];
+	char only[32];		/* the part of its rows it played (guest/demo --parallel), or "" */
 	int status;
 };
 static struct demo_status demos[MAX_DEMOS];
@@ -87,24 +89,42 @@ static void load_records(void)
 		fclose(f);
 }
 
-/* "PROGRAM [--engine E] status N", one line per demo guest/demo ran. */
+/* "PROGRAM [--engine E] [--only PATTERN] status N", one line per demo guest/demo ran. */
 static void load_statuses(void)
 {
-	char line[256], prog[24], eng[12];
+	char line[256], copy[256], *tok[8], *save;
 	FILE *f = fopen(RECORDS ".status", "r");
-	int st;
 
 	while (f && n_demos < MAX_DEMOS && fgets(line, sizeof(line), f)) {
-		eng[0] = 0;
-		if (sscanf(line, "%23s --engine %11s status %d", prog, eng, &st) != 3 &&
-		    sscanf(line, "%23s status %d", prog, &st) != 2) {
-			ksft_print_msg("unreadable status line: %s", line);
+		struct demo_status *d = &demos[n_demos];
+		unsigned int n = 0, i;
+		char *end = NULL;
+
+		memset(d, 0, sizeof(*d));
+		snprintf(copy, sizeof(copy), "%s", line);
+		for (char *t = strtok_r(line, " \n", &save); t && n < 8; t = strtok_r(NULL, " \n", &save))
+			tok[n++] = t;
+		for (i = 1; i + 1 < n; i += 2) {
+			if (!strcmp(tok[i], "--engine"))
+				snprintf(d->engine, sizeof(d->engine), "%s", tok[i + 1]);
+			else if (!strcmp(tok[i], "--only"))
+				snprintf(d->only, sizeof(d->only), "%s", tok[i + 1]);
+			else
+				break;
+		}
+		if (n < 3 || i + 2 != n || strcmp(tok[i], "status")) {
+			ksft_print_msg("unreadable status line: %s", copy);
 			parse_failures++;
 			continue;
 		}
-		snprintf(demos[n_demos].program, sizeof(demos[n_demos].program), "%s", prog);
-		snprintf(demos[n_demos].engine, sizeof(demos[n_demos].engine), "%s", eng);
-		demos[n_demos++].status = st;
+		d->status = (int)strtol(tok[i + 1], &end, 10);
+		if (*end) {
+			ksft_print_msg("unreadable status: %s\n", tok[i + 1]);
+			parse_failures++;
+			continue;
+		}
+		snprintf(d->program, sizeof(d->program), "%s", tok[0]);
+		n_demos++;
 	}
 	if (f)
 		fclose(f);
@@ -151,16 +171,18 @@ static void load_blocks(const char *page)
 		fclose(f);
 }
 
-static int worst_of(const char *program, const char *engine)
+static int worst_of(const struct demo_status *d)
 {
 	int worst = 0;
 
 	for (unsigned int i = 0; i < n_recs; i++) {
 		const struct record *r = &recs[i];
 
-		if (strcmp(r->program, program))
+		if (strcmp(r->program, d->program))
 			continue;
-		if (engine[0] && strcmp(r->engine, engine))
+		if (d->engine[0] && strcmp(r->engine, d->engine))
+			continue;
+		if (d->only[0] && fnmatch(d->only, r->row->name, 0))
 			continue;
 		if (r->status == REC_COULD_NOT_RUN)
 			worst = 2;
@@ -396,7 +418,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (system("rm -rf " TMP " && mkdir -p " TMP))
 		return KSFT_FAIL;
-	snprintf(cmd, sizeof(cmd), "/lab/guest/demo --records " RECORDS);
+	/* Every demo at once: each waits on its own device, disk or timer most of the time. */
+	snprintf(cmd, sizeof(cmd), "/lab/guest/demo --records " RECORDS " --parallel");
 	for (int i = 1; i < argc; i++)
 		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " %s", argv[i]);
 	snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " >" TMP "/demo.out 2>&1");
@@ -427,13 +450,14 @@ int main(int argc, char **argv)
 			 "registry's kernels (%s)\n", tables, lab_kernel_registry());
 
 	for (unsigned int i = 0; i < n_demos; i++) {
-		int want = worst_of(demos[i].program, demos[i].engine);
+		int want = worst_of(&demos[i]);
 
 		if ((unsigned int)want > expect_script)
 			expect_script = want;
-		ksft_test_result(demos[i].status == want, "%s%s%s exits %d as its records call for "
-				 "(it exited %d)\n", demos[i].program, demos[i].engine[0] ?
-				 " --engine " : "", demos[i].engine, want, demos[i].status);
+		ksft_test_result(demos[i].status == want, "%s%s%s%s%s exits %d as its records call "
+				 "for (it exited %d)\n", demos[i].program, demos[i].engine[0] ?
+				 " --engine " : "", demos[i].engine, demos[i].only[0] ? " --only " :
+				 "", demos[i].only, want, demos[i].status);
 	}
 	ksft_test_result(n_demos && WIFEXITED(status) && WEXITSTATUS(status) == expect_script,
 			 "guest/demo exits %u, the worst of its demos (it ended: status %#x)\n",

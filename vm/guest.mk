@@ -84,16 +84,19 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
-all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(BUILD)/disk.img $(BUILD)/eio.img $(BUILD)/odirect.img
+# The guests' scratch disks: one per guest that make test runs at once (tests/run-all): the
+# suite's, the rows', the crash test's, the plants'.
+DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-crash.img disk-plants.img)
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
 	$(if $(STALE),rm -f $(STALE))
 	@vm/mkinitramfs.sh
 
-# The guest's scratch disk (virtio-blk, ext4), made again when missing. Lazy init is off so that no
-# background zeroing adds to the written-sector counts the fadvise tests read.
-$(BUILD)/disk.img:
+# The guest's scratch disk (virtio-blk, ext4), made again when missing (DISKS). Lazy init is off so
+# that no background zeroing adds to the written-sector counts the fadvise tests read.
+$(DISKS):
 	truncate -s 256M $@.tmp
 	/sbin/mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
 	mv $@.tmp $@

@@ -8,7 +8,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
-disk=$build/disk.img
+disk=$build/disk-crash.img
 run=("$top/vm/run" --disk "$disk" --timeout "${VM_TIMEOUT:-300}")
 
 echo "TAP version 13"

@@ -139,7 +139,7 @@ adds+=(--add "$plants/guest/demo/fadvise_demo:/lab/plants/demo/fadvise_demo"
 	--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
 	--add "$plants/manifest:/lab/plants/tests/manifest")
 rc=0
-"$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk.img,slow" \
+"$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
 	"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
 	>"$plants/programs.out" 2>&1 || rc=$?
 python3 "$top/tests/ktap.py" data "$plants/programs.data" --budget "$top/tests/skips/$kernel.txt" \
@@ -218,7 +218,7 @@ if [[ $len0 == 1 ]]; then
 	fi
 	rc=0
 	VM_KERNEL=$planted "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
-		--disk "$build/disk.img,slow" -- /lab/guest/run-tests \
+		--disk "$build/disk-plants.img,slow" -- /lab/guest/run-tests \
 		fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
 	if grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
 		python3 "$top/tests/ktap.py" data "$plants/len0.data" | grep -q '^fadvise_test failed'; then

@@ -38,7 +38,13 @@ tree=$(readlink -f "$build/linux")
 if [[ ! -f $tree/mm/fadvise.c ]]; then
 	echo "# the kernel plants need the lab's own tree with kernel-patches/ applied; $tree is a build directory"
 elif grep -q 'SYNC_FILE_RANGE_WAIT_AFTER' "$tree/mm/fadvise.c"; then
-	cases+=("fadvise_len0|WRITE_WAIT taking len 0 as an empty range, as 0001 once did|WRITE_WAIT (len 0) returned with")
+	# 0001 once passed len 0 on as end -1, which 6.1's file_fdatawait_range() takes as an empty
+	# range; 6.12's waits to the end for it (no "end_byte < start_byte" return), so there the old
+	# bug cannot be planted.
+	if sed -n '/^static void __filemap_fdatawait_range/,/^}/p' "$tree/mm/filemap.c" |
+		grep -q 'if (end_byte < start_byte)'; then
+		cases+=("fadvise_len0|WRITE_WAIT taking len 0 as an empty range, as 0001 once did|WRITE_WAIT (len 0) returned with")
+	fi
 	cases+=("crash_write_wait|WRITE_WAIT returning 0 at once, in the crash test on the slow disk|not ok 2 every page written with wait-write-wait survived the power cut")
 fi
 # plant_kernel NAME FILE SED MARKER [GONE]: the tree with sed script SED applied to FILE, which must

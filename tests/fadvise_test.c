@@ -7,7 +7,20 @@
  * that every write-out seen is one the test asked for.
  */
 #define _GNU_SOURCE
+/*
+ * The tree's installed uapi header, read before liblab's linux_fadvise.h, whose fallback values
+ * would otherwise stand in for a header that lacks the commands.
+ */
+#include <linux/fadvise.h>
+#ifdef LINUX_FADV_ASYNC_WRITE
+#define UAPI_HAS_COMMANDS 1
+enum { uapi_async_write = LINUX_FADV_ASYNC_WRITE, uapi_write_wait = LINUX_FADV_WRITE_WAIT };
+#else
+#define UAPI_HAS_COMMANDS 0
+#endif
 #include "linux_fadvise.h"
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +96,19 @@ static long long sectors_since(long long before, long long want)
 	return now - before;
 }
 
-TEST(constants_have_their_2006_values)
+/* The values in the tree's own <linux/fadvise.h>, and the kernel accepting exactly those. */
+TEST_F(file, constants_have_their_2006_values)
 {
 	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
-	EXPECT_EQ(32, LINUX_FADV_ASYNC_WRITE);
-	EXPECT_EQ(33, LINUX_FADV_WRITE_WAIT);
+	ASSERT_TRUE(UAPI_HAS_COMMANDS) TH_LOG("the tree's <linux/fadvise.h> lacks the commands");
+#if UAPI_HAS_COMMANDS
+	EXPECT_EQ(32, uapi_async_write);
+	EXPECT_EQ(33, uapi_write_wait);
+#endif
+	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, LAB_PAGE, 31));
+	EXPECT_EQ(0, posix_fadvise(self->fd, 0, LAB_PAGE, 32));
+	EXPECT_EQ(0, posix_fadvise(self->fd, 0, LAB_PAGE, 33));
+	EXPECT_EQ(EINVAL, posix_fadvise(self->fd, 0, LAB_PAGE, 34));
 }
 
 /* ASYNC_WRITE starts I/O on the range's dirty pages; the rest of the file stays dirty. */
@@ -285,9 +306,6 @@ TEST_F_TIMEOUT(file, bad_arguments, 120)
 	EXPECT_EQ(ESPIPE, posix_fadvise(pipefd[1], 0, 0, LINUX_FADV_WRITE_WAIT));
 	close(pipefd[0]);
 	close(pipefd[1]);
-	/* Huge offset and len: rounded like the other commands, not an error. */
-	EXPECT_EQ(0, posix_fadvise(self->fd, 1LL << 62, 1LL << 62, LINUX_FADV_ASYNC_WRITE));
-	EXPECT_EQ(0, posix_fadvise(self->fd, 1LL << 62, 0, LINUX_FADV_WRITE_WAIT));
 	/* tmpfs has no writeback (noop backing_dev_info): accepted and ignored, as the others. */
 	tmp = open("/tmp", O_TMPFILE | O_RDWR, 0600);
 	ASSERT_LE(0, tmp);
@@ -295,6 +313,51 @@ TEST_F_TIMEOUT(file, bad_arguments, 120)
 	EXPECT_EQ(0, posix_fadvise(tmp, 0, 0, LINUX_FADV_WRITE_WAIT));
 	EXPECT_EQ(0, posix_fadvise(tmp, 0, 0, POSIX_FADV_WILLNEED));
 	close(tmp);
+}
+
+/*
+ * offset and len are checked as sync_file_range() checks them: a negative offset, and an end
+ * past LLONG_MAX, are EINVAL; a range past the end of the file is accepted. Each case is also
+ * asked of sync_file_range() itself, the oracle outside the patch.
+ */
+TEST_F_TIMEOUT(file, arguments_are_checked_like_sync_file_range, 120)
+{
+	static const struct {
+		long long offset, len;
+		int err;
+	} cases[] = {
+		{ -4096, 4096, EINVAL },
+		{ -1, 0, EINVAL },
+		{ INT64_MAX - 4095, 8192, EINVAL },
+		{ 1LL << 62, 1LL << 62, EINVAL },
+		{ INT64_MAX, 1, EINVAL },
+		{ 0, INT64_MAX, 0 },
+		{ INT64_MAX - 4096, 4096, 0 },
+		{ 1LL << 62, 1LL << 61, 0 },
+		{ 1LL << 62, 0, 0 },
+		{ SIZE, 4096, 0 },
+	};
+	static const struct {
+		int advice;
+		unsigned int flags;
+	} cmds[] = {
+		{ LINUX_FADV_ASYNC_WRITE, SYNC_FILE_RANGE_WRITE },
+		{ LINUX_FADV_WRITE_WAIT, SYNC_FILE_RANGE_WAIT_AFTER },
+	};
+
+	LAB_NEEDS_PATCH("0001", "LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT");
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (unsigned int c = 0; c < 2; c++) {
+			long long off = cases[i].offset, len = cases[i].len;
+			int srf = sync_file_range(self->fd, off, len, cmds[c].flags) ? errno : 0;
+
+			EXPECT_EQ(cases[i].err, srf)
+				TH_LOG("sync_file_range(%lld, %lld, %u)", off, len, cmds[c].flags);
+			EXPECT_EQ(cases[i].err, posix_fadvise(self->fd, off, len, cmds[c].advice))
+				TH_LOG("posix_fadvise(%lld, %lld, %d)", off, len, cmds[c].advice);
+		}
+	}
 }
 
 LAB_HARNESS_MAIN

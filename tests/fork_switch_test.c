@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,8 @@
 
 #define KNOB "/proc/sys/vm/fork_share_pinned"
 #define HPAGE (2 * 1024 * 1024UL)
+/* syslog(2)'s action 3, in the kernel's include/linux/syslog.h, which is not uapi. */
+#define SYSLOG_ACTION_READ_ALL 3
 
 static int knob_write(int on)
 {
@@ -28,11 +31,12 @@ static int knob_write(int on)
 }
 
 /*
- * Pin the page at addr (PIN_LONGTERM), fork with the switch at knob and a live child,
- * let the parent write; 1 when the driver's page is no longer the parent's (orphaned),
- * 0 when it still is, negative on error.
+ * Pin the page at addr (PIN_LONGTERM), fork with the switch at knob, let the parent write
+ * while the child is alive (or, child_exits, once it has exited and been reaped); 1 when
+ * the driver's page is no longer the parent's (orphaned), 0 when it still is, negative on
+ * error.
  */
-static int orphaned_after_fork(int fd, char *addr, int knob)
+static int orphaned_after(int fd, char *addr, int knob, bool child_exits)
 {
 	uint64_t drv = 0, par;
 	int pipefd[2], ret;
@@ -48,24 +52,58 @@ static int orphaned_after_fork(int fd, char *addr, int knob)
 	fflush(NULL);
 	pid = fork();
 	if (!pid)
-		_exit(read(pipefd[0], &c, 1) == 1 ? 0 : 1);
+		_exit(child_exits || read(pipefd[0], &c, 1) == 1 ? 0 : 1);
 	knob_write(0);
+	if (child_exits && waitpid(pid, NULL, 0) != pid)
+		return -103;
 	*(volatile char *)addr = 'p';
 	par = lab_pfn(addr);
 	pindma_query(fd, h, 0, &drv);
 	/* Unpin with the child still holding the page, then let it go. */
 	ret = pindma_unpin(fd, h);
-	if (write(pipefd[1], "x", 1) != 1 || waitpid(pid, NULL, 0) != pid || ret)
+	if (!child_exits && (write(pipefd[1], "x", 1) != 1 || waitpid(pid, NULL, 0) != pid))
 		return -101;
+	if (ret)
+		return -104;
 	close(pipefd[0]);
 	close(pipefd[1]);
 	return par && drv ? par != drv : -102;
+}
+
+static int orphaned_after_fork(int fd, char *addr, int knob)
+{
+	return orphaned_after(fd, addr, knob, false);
 }
 
 TEST(switch_exists_and_is_off_by_default)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 	ASSERT_EQ(0, lab_read_int(KNOB)) TH_LOG(KNOB " missing or on");
+}
+
+/*
+ * Turning it on taints the kernel (TAINT_USER, bit 6 of kernel.tainted: device DMA may reach
+ * another process's memory) and says so in the kernel log, once however often it is turned on.
+ */
+TEST(turning_it_on_taints_and_warns_once)
+{
+	static char log[1 << 20];
+	const char *msg = "vm.fork_share_pinned: fork() now shares DMA-pinned pages";
+	int len, seen = 0;
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(0, knob_write(1));
+		ASSERT_EQ(0, knob_write(0));
+	}
+	EXPECT_NE(0, lab_read_int("/proc/sys/kernel/tainted") & (1 << 6))
+		TH_LOG("kernel.tainted is %d", lab_read_int("/proc/sys/kernel/tainted"));
+	len = klogctl(SYSLOG_ACTION_READ_ALL, log, sizeof(log) - 1);
+	ASSERT_LT(0, len);
+	log[len] = 0;
+	for (char *p = strstr(log, msg); p; p = strstr(p + 1, msg))
+		seen++;
+	EXPECT_EQ(1, seen) TH_LOG("the warning was logged %d times", seen);
 }
 
 FIXTURE(dev)
@@ -141,6 +179,60 @@ TEST_F(dev, hugetlb_page_is_shared_only_while_on)
 	memset(p, 1, HPAGE);
 	EXPECT_EQ(1, orphaned_after_fork(self->fd, p, 1));
 	EXPECT_EQ(0, orphaned_after_fork(self->fd, p, 0));
+	munmap(p, HPAGE);
+}
+
+/*
+ * What the switch does not bring back: before 5.9, do_wp_page() reused an anonymous page
+ * when its mapcount said only the parent mapped it, so the parent kept the pinned page once
+ * the child had exited. Since 09854ba94c6a ("mm: do_wp_page() simplification") a page no
+ * longer exclusive is reused only when no other reference holds it, and the pin is one: a
+ * base page or THP is copied on the parent's write even after the child is gone.
+ * hugetlb_wp() still decides by mapcount: the parent keeps a hugetlb page.
+ */
+TEST_F(dev, pte_page_is_orphaned_even_after_the_child_exits)
+{
+	char *p = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, LAB_PAGE);
+	EXPECT_EQ(1, orphaned_after(self->fd, p, 1, true)) TH_LOG("the refcount rule");
+	munmap(p, LAB_PAGE);
+}
+
+TEST_F(dev, pmd_mapped_thp_is_orphaned_even_after_the_child_exits)
+{
+	char *raw = mmap(NULL, 2 * HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	char *p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+
+	ASSERT_NE(MAP_FAILED, raw);
+	lab_write_str("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
+	ASSERT_EQ(0, madvise(p, HPAGE, MADV_HUGEPAGE));
+	memset(p, 1, HPAGE);
+	ASSERT_NE(0ULL, lab_page_flags(p) & (1ULL << KPF_THP))
+		TH_LOG("no THP was allocated for the range");
+	EXPECT_EQ(1, orphaned_after(self->fd, p, 1, true)) TH_LOG("the refcount rule");
+	munmap(raw, 2 * HPAGE);
+}
+
+TEST_F(dev, hugetlb_page_is_kept_once_the_child_exits)
+{
+	char *p;
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+
+	lab_write_str("/proc/sys/vm/nr_hugepages", "4");
+	p = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		 -1, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("no hugetlb page");
+	memset(p, 1, HPAGE);
+	EXPECT_EQ(0, orphaned_after(self->fd, p, 1, true)) TH_LOG("the mapcount rule");
 	munmap(p, HPAGE);
 }
 

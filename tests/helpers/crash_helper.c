@@ -3,13 +3,19 @@
  * crash_helper: the guest half of tests/host/crash_durability.sh.
  *
  *   crash_helper write   overwrite two preallocated, fsynced files; run WRITE_WAIT,
- *                        ASYNC_WRITE, WRITE_WAIT on the first only; reset the machine
- *                        at once with sysrq 'b' (no sync, no unmount)
+ *                        ASYNC_WRITE, WRITE_WAIT on the first only; then cut the power at
+ *                        once (no sync, no unmount): a write to QEMU's isa-debug-exit
+ *                        port, which the host test adds, ends QEMU where it stands, so the
+ *                        writes it still holds (the slow disk's queue) are lost too. A
+ *                        guest reset would not do: QEMU drains every queued request, its
+ *                        throttling lifted, before it stops, so a WRITE_WAIT that did not
+ *                        wait would still find its data on disk.
  *   crash_helper check   after the next boot, print how many pages of each file hold
  *                        the new bytes, as "data N/M" and "control N/M"
  */
 #define _GNU_SOURCE
 #include "linux_fadvise.h"
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,9 @@
 #define PAGE 4096
 #define OLD 'o'
 #define NEW 'N'
+/* tests/host/crash_durability.sh: -device isa-debug-exit,iobase=0xf4; QEMU exits with 2v + 1. */
+#define POWER_PORT 0xf4
+#define POWER_CUT 0x2a
 
 static const char *const files[] = { "/mnt/disk/crash.data", "/mnt/disk/crash.control" };
 
@@ -30,6 +39,19 @@ static int fill(int fd, char c)
 
 	memset(buf, c, SIZE);
 	return pwrite(fd, buf, SIZE, 0) == SIZE ? 0 : -1;
+}
+
+/* Returns only when the port write did not end the machine. */
+static int power_cut(void)
+{
+	unsigned char v = POWER_CUT;
+	int fd = open("/dev/port", O_WRONLY);
+
+	if (fd < 0 || pwrite(fd, &v, 1, POWER_PORT) != 1)
+		perror("/dev/port (CONFIG_DEVPORT)");
+	else
+		fprintf(stderr, "crash_helper: no isa-debug-exit at %#x\n", POWER_PORT);
+	return 2;
 }
 
 static int do_write(void)
@@ -52,11 +74,9 @@ static int do_write(void)
 	    posix_fadvise(fd[0], 0, SIZE, LINUX_FADV_ASYNC_WRITE) ||
 	    posix_fadvise(fd[0], 0, SIZE, LINUX_FADV_WRITE_WAIT))
 		return perror("posix_fadvise"), 2;
-	printf("crash_helper: data written with wait-write-wait, control only dirtied; resetting\n");
+	printf("crash_helper: data written with wait-write-wait, control only dirtied; cutting the power\n");
 	fflush(stdout);
-	lab_write_str("/proc/sysrq-trigger", "b");
-	perror("sysrq b");
-	return 2;
+	return power_cut();
 }
 
 static int do_check(void)

@@ -79,16 +79,86 @@ consoles=(
 	"lockdep|a lock inversion (lockdep)|lockdep|circular locking"
 	"ubsan|an out-of-bounds shift (UBSAN)|ubsan|shift-out-of-bounds"
 )
-# WRITE_WAIT without 0001's len-0 fix, on a kernel whose generic_fadvise() turns "to the end" into
-# endbyte -1 (6.1; 6.12's already says LLONG_MAX there, so the fix changes nothing to plant against).
-# A user's tree (KERNEL_SRC) is built out of tree and has no lab series: nothing to plant against.
-len0=0
+# Kernel plants: the lab's tree with one source file edited (plant_kernel, below), each for the guard
+# it must turn red. 0001's commands are sync_file_range() calls in mm/fadvise.c; a user's tree
+# (KERNEL_SRC) is built out of tree and has no lab series: nothing to plant against.
+kplants=()
 if [[ ! -f $tree/mm/fadvise.c ]]; then
-	echo "# the len-0 plant needs the lab's own tree with kernel-patches/ applied; $tree is a build directory"
-elif grep -q 'endbyte = -1;' "$tree/mm/fadvise.c" && grep -q 'endbyte = LLONG_MAX;' "$tree/mm/fadvise.c"; then
-	len0=1
+	echo "# the kernel plants need the lab's own tree with kernel-patches/ applied; $tree is a build directory"
+elif grep -q 'SYNC_FILE_RANGE_WAIT_AFTER' "$tree/mm/fadvise.c"; then
+	# 0001 once passed len 0 on as end -1, which 6.1's file_fdatawait_range() takes as an empty
+	# range; 6.12's waits to the end for it (no "end_byte < start_byte" return), so there the old
+	# bug cannot be planted.
+	if sed -n '/^static void __filemap_fdatawait_range/,/^}/p' "$tree/mm/filemap.c" |
+		grep -q 'if (end_byte < start_byte)'; then
+		kplants+=(len0)
+	fi
+	kplants+=(crash_write_wait)
 fi
-total=$((${#programs[@]} + ${#consoles[@]} + 1 + len0 + debug))
+# GUP-fast's DEBUG_VM check against a fork() that shares the page it has just pinned (0002 with the
+# switch on): only a kernel with DEBUG_VM makes the check, so only the debug flavour has the plant.
+if ! grep -qx CONFIG_DEBUG_VM=y "$tree/.config"; then
+	echo "# the GUP-fast plant runs on the debug kernel (make test FLAVOUR=debug)"
+elif [[ -f $tree/mm/gup.c ]] && grep -q 'if (pinned_pages_may_be_shared())' "$tree/mm/gup.c"; then
+	kplants+=(gup_fast_race)
+fi
+total=$((${#programs[@]} + ${#consoles[@]} + 1 + ${#kplants[@]} + debug))
+
+# Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
+# line it must no longer hold.
+declare -A kfile ksed kmarker kgone
+kfile[len0]=mm/fadvise.c
+ksed[len0]='/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn file_fdatawait_range(file, offset, offset + len - 1); \/* plant *\//}'
+kmarker[len0]='offset + len - 1); /* plant */'
+kfile[crash_write_wait]=mm/fadvise.c
+ksed[crash_write_wait]='/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn 0; \/* plant *\//}'
+kmarker[crash_write_wait]='return 0; /* plant */'
+# The fix's two lines out of sanity_check_pinned_pages(), and a 20 ms sleep between GUP-fast's
+# write_protect_seq check and the check itself, where a fork() can now come in.
+kfile[gup_fast_race]=mm/gup.c
+ksed[gup_fast_race]='/if (pinned_pages_may_be_shared())$/{N;d};s/^\(\t*\)sanity_check_pinned_pages(pages, nr_pinned);/\1msleep(20); \/* plant *\/\n&/;s/^#include <linux\/sysctl.h>/&\n#include <linux\/delay.h>/'
+kmarker[gup_fast_race]='msleep(20); /* plant */'
+kgone[gup_fast_race]='if (pinned_pages_may_be_shared())'
+# plant_kernel NAME: the tree with ksed[NAME] applied to kfile[NAME], which must then hold
+# kmarker[NAME] (and no longer kgone[NAME]), built (only FILE's object and the link are redone) and kept
+# as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
+# builds nothing. Sets $image. The file is put back at once; the tree is rebuilt as the lab's on exit
+# (vm/build-kernel.sh: .lab-built no longer names it), once for all the plants built.
+built=$(cat "$tree/.lab-built" 2>/dev/null || true)
+planted=0
+image=""
+plant_kernel() {
+	local name=$1 file=$tree/${kfile[$1]} script=${ksed[$1]} marker=${kmarker[$1]} gone=${kgone[$1]:-} ok=0
+	image=$plants/bzImage-$name-$({ echo "$built"; cat "$file"; echo "$script"; } | sha1sum | cut -c1-12)
+	[[ -n $built ]] || { echo "plants.sh: $tree/.lab-built is missing: build the lab's kernel first" >&2; exit 1; }
+	[[ ! -f $image ]] || return 0
+	planted=1
+	rm -f "$plants/bzImage-$name"-* "$tree/.lab-built"
+	cp -p "$file" "$plants/$name.orig"
+	sed -i "$script" "$file"
+	if grep -qF -- "$marker" "$file" && { [[ -z $gone ]] || ! grep -qF -- "$gone" "$file"; } &&
+		make -C "$tree" ARCH=x86_64 -j"$(nproc)" bzImage >"$plants/kernel-$name.log" 2>&1; then
+		cp "$tree/arch/x86/boot/bzImage" "$image.tmp"
+		ok=1
+	fi
+	cp -p "$plants/$name.orig" "$file"
+	touch "$file"
+	[[ $ok == 1 ]] || { cat "$plants/kernel-$name.log" >&2; echo "plants.sh: building the planted kernel $name failed" >&2; exit 1; }
+	mv "$image.tmp" "$image"
+}
+restore_tree() {
+	[[ $planted == 0 ]] || "$top/vm/build-kernel.sh" >>"$plants/kernel.log" 2>&1 ||
+		{ cat "$plants/kernel.log" >&2; echo "plants.sh: putting the kernel tree back failed" >&2; exit 1; }
+}
+trap restore_tree EXIT
+# --build: only build the planted kernels (tests/run-all does so before it boots any guest: a tree
+# being planted must not be what another guest boots).
+if [[ ${1:-} == --build ]]; then
+	for k in "${kplants[@]}"; do
+		plant_kernel "$k"
+	done
+	exit 0
+fi
 echo "TAP version 13"
 echo "1..$total"
 n=0
@@ -196,37 +266,42 @@ rc=0
 grep -q 'timed out after 8s' "$plants/hang.out" && [[ $rc != 0 ]] && ok=1 || ok=0
 verdict "a guest that hangs turns the run red (vm/run --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
 
-# Boot 4: the kernel without 0001's len-0 fix; the lab's tree with the fix's two lines taken out,
-# so that only mm/fadvise.o and the link are redone, then vm/build-kernel.sh puts the tree back (it is
-# no longer what .lab-built names, so the next build would do so anyway). Kept per tree state.
-if [[ $len0 == 1 ]]; then
-	planted=$plants/bzImage-no-len0-fix-$(tr -cd '0-9a-z' <"$tree/.lab-built")
-	if [[ ! -f $planted ]]; then
-		ok=0
-		rm -f "$plants"/bzImage-no-len0-fix*
-		rm -f "$tree/.lab-built"
-		sed -i '/if (endbyte < 0)$/{N;/endbyte = LLONG_MAX;/d}' "$tree/mm/fadvise.c"
-		if ! grep -q 'endbyte = LLONG_MAX;' "$tree/mm/fadvise.c" &&
-			make -C "$tree" ARCH=x86_64 -j"$(nproc)" bzImage >"$plants/kernel.log" 2>&1; then
-			cp "$tree/arch/x86/boot/bzImage" "$planted.tmp"
-			ok=1
-		fi
-		"$top/vm/build-kernel.sh" >>"$plants/kernel.log" 2>&1 ||
-			{ cat "$plants/kernel.log" >&2; echo "plants.sh: putting the kernel tree back failed" >&2; exit 1; }
-		[[ $ok == 1 ]] || { cat "$plants/kernel.log" >&2; echo "plants.sh: building the planted kernel failed" >&2; exit 1; }
-		mv "$planted.tmp" "$planted"
-	fi
+# Boots 4 and on: the kernel plants.
+for k in "${kplants[@]}"; do
 	rc=0
-	VM_KERNEL=$planted "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
-		--disk "$build/disk-plants.img,slow" -- /lab/guest/run-tests \
-		fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
-	if grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
-		python3 "$top/tests/ktap.py" data "$plants/len0.data" | grep -q '^fadvise_test failed'; then
-		verdict "WRITE_WAIT built without 0001's len-0 fix turns fadvise_test red" 1
-	else
-		verdict "WRITE_WAIT built without 0001's len-0 fix turns fadvise_test red" 0 "status $rc; see $plants/len0.data"
-	fi
-fi
+	case $k in
+	len0)
+		plant_kernel "$k"
+		VM_KERNEL=$image "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
+			--disk "$build/disk-plants.img,slow" -- /lab/guest/run-tests \
+			fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
+		ok=0
+		grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
+			python3 "$top/tests/ktap.py" data "$plants/len0.data" | grep -q '^fadvise_test failed' && ok=1
+		verdict "WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red" \
+			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/len0.data")"
+		;;
+	crash_write_wait)
+		plant_kernel "$k"
+		VM_KERNEL=$image CRASH_NAME=plant-crash CRASH_DISK=$build/disk-plants.img \
+			bash "$top/tests/host/crash_durability.sh" >"$plants/crash.out" 2>&1 || rc=$?
+		ok=0
+		[[ $rc != 0 ]] && grep -q '^not ok 2 every page written with wait-write-wait survived the power cut$' "$plants/crash.out" &&
+			grep -q '^ok 1 ' "$plants/crash.out" && ok=1
+		verdict "WRITE_WAIT returning 0 at once turns the crash test red (the power cut on the slow disk)" \
+			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/crash.out")"
+		;;
+	gup_fast_race)
+		plant_kernel "$k"
+		VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
+			-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
+		ok=0
+		[[ $rc != 0 ]] && grep -q 'kernel BUG at mm/gup.c' "$plants/gup_fast.out" && ok=1
+		verdict "GUP-fast's window against fork() widened, without 0002's fix for it, turns the run red (vm/run: bug)" \
+			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
+		;;
+	esac
+done
 
 # Boot 5 (debug kernel): an object leaked during the suite, which kmemleak must report after it.
 if [[ $debug == 1 ]]; then

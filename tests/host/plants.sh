@@ -122,8 +122,9 @@ kgone[gup_fast_race]='if (pinned_pages_may_be_shared())'
 # plant_kernel NAME: the tree with ksed[NAME] applied to kfile[NAME], which must then hold
 # kmarker[NAME] (and no longer kgone[NAME]), built (only FILE's object and the link are redone) and kept
 # as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
-# builds nothing. Sets $image. The file is put back at once; the tree is rebuilt as the lab's on exit
-# (vm/build-kernel.sh: .lab-built no longer names it), once for all the plants built.
+# builds nothing. Sets $image. The file is put back at once, and .lab-built removed until the tree
+# is rebuilt as the lab's on exit (restore_tree), once for all the plants built: a build meanwhile
+# (vm/build-kernel.sh) would not trust it.
 built=$(cat "$tree/.lab-built" 2>/dev/null || true)
 planted=0
 image=""
@@ -146,9 +147,14 @@ plant_kernel() {
 	[[ $ok == 1 ]] || { cat "$plants/kernel-$name.log" >&2; echo "plants.sh: building the planted kernel $name failed" >&2; exit 1; }
 	mv "$image.tmp" "$image"
 }
+# The tree back as the lab built it: every planted file is back already, so the bzImage is relinked
+# from it (only those objects are redone; no plant touches a module, a header or the config) and
+# .lab-built names the lab's build again.
 restore_tree() {
-	[[ $planted == 0 ]] || "$top/vm/build-kernel.sh" >>"$plants/kernel.log" 2>&1 ||
-		{ cat "$plants/kernel.log" >&2; echo "plants.sh: putting the kernel tree back failed" >&2; exit 1; }
+	[[ $planted == 1 ]] || return 0
+	make -C "$tree" ARCH=x86_64 -j"$(nproc)" bzImage >>"$plants/kernel.log" 2>&1 ||
+		{ tail -40 "$plants/kernel.log" >&2; echo "plants.sh: putting the kernel tree back failed" >&2; exit 1; }
+	echo "$built" >"$tree/.lab-built"
 }
 trap restore_tree EXIT
 # --build: only build the planted kernels (tests/run-all does so before it boots any guest: a tree

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The results of make test that CI systems read, under build/results/ (docs/tests.md, "Results"):
-  results.ktap  the KTAP as make test printed it, line by line as it ran (tee());
+"""What CI systems read of a make test, in build/results/ (docs/tests.md, Results for CI systems):
+  results.ktap  the KTAP as make test printed it, line by line as it ran (start());
   junit.xml     JUnit XML: a <testsuite> per program, a <testcase> per case; a program's own
                 failure (a crash, bad KTAP), a stale skip budget entry, a run that judged nothing
                 and a failed check of these files are failed testcases too, so that the counts
@@ -49,9 +49,15 @@ NOT_PATH = re.compile(r'[^A-Za-z0-9_-]+')
 CLOSING = re.compile(r'^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?(?:, (\d+) xfail)?$')
 
 
-def tee(path):
-    """Everything make test prints from here on also goes to path, a line at a time."""
-    sys.stdout = _Tee(sys.stdout, open(path, 'w', encoding='utf-8', buffering=1))
+def start(outdir):
+    """make test's hook as it starts: the last run's documents go (a run that dies before it writes
+    its own must leave none for CI to take as this run's), and everything printed from here on also
+    goes to results.ktap, a line at a time."""
+    for name in ('junit.xml', 'kcidb.json'):
+        if os.path.exists(os.path.join(outdir, name)):
+            os.unlink(os.path.join(outdir, name))
+    sys.stdout = _Tee(sys.stdout, open(os.path.join(outdir, 'results.ktap'), 'w',
+                                       encoding='utf-8', buffering=1))
 
 
 class _Tee:
@@ -91,7 +97,11 @@ def outcomes(programs, failures):
         for c in p.cases:
             status = 'fail' if c.problems else c.status
             if status == 'fail':
-                message = '; '.join(c.problems) or 'not ok'
+                # Why, as the judge or the program said it: a failed expectation, else its last
+                # diagnostic line.
+                said = [x.lstrip('# ') for x in c.block if ktap.EXPECT_FAILED.match(x)] or \
+                    [x.lstrip('# ') for x in c.block if x.startswith('#') and x.strip('# ')][-1:]
+                message = '; '.join(c.problems) or (said[0] if said else 'not ok')
             else:
                 message = c.reason
             mine.append(Outcome(p.name, c.name, status, message,

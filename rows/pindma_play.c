@@ -65,6 +65,13 @@ static int child_main(struct lab_child *c, void *arg)
 	struct child_report r = { 0 };
 
 	child_look(&r, st->page);
+	/*
+	 * The child's copy of a THP row's page is a base page in a huge-page range: khugepaged may
+	 * collapse it into a new THP before the child looks again (seen: the child's PFN moving
+	 * 4acc -> 4e00 between its two looks). What the row watches is fork's copy, not that.
+	 */
+	if (st->row->mem == MEM_THP && r.has_range)
+		madvise((void *)((uintptr_t)st->page & ~(HPAGE - 1)), HPAGE, MADV_NOHUGEPAGE);
 	if (lab_child_report(c, &r, sizeof(r)))
 		return 1;
 	if (st->row->child == CHILD_EXITS)

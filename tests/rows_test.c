@@ -300,6 +300,16 @@ static uint64_t pfn_pattern(const struct pindma_obs *o)
 	return bits;
 }
 
+/* A pin row's PFNs, as pfn_pattern() reads them: driver, parent and child, in hex. */
+static void pfns(const struct pindma_obs *o, char *out, size_t n)
+{
+	snprintf(out, n, "driver %llx->%llx parent %llx->%llx->%llx child %llx->%llx",
+		 (unsigned long long)o->drv_before, (unsigned long long)o->drv_after,
+		 (unsigned long long)o->par_before, (unsigned long long)o->par_fork,
+		 (unsigned long long)o->par_after, (unsigned long long)o->child_fork,
+		 (unsigned long long)o->child_after);
+}
+
 /*
  * The kernel's view must not change what it views: dontfork_demo played again without it (--no-why,
  * CPU engine) must give every row the same verdict and the same pattern of PFNs.
@@ -322,10 +332,16 @@ static void check_why_changes_nothing(void)
 			compared++;
 			if (strcmp(r->observed, plain.observed) ||
 			    pfn_pattern(&r->pindma) != pfn_pattern(&plain.pindma)) {
+				char with[160], without[160];
+
+				pfns(&r->pindma, with, sizeof(with));
+				pfns(&plain.pindma, without, sizeof(without));
 				ksft_print_msg("%s: with the kernel's view %s, without %s%s\n",
 					       r->row->name, r->observed, plain.observed,
 					       pfn_pattern(&r->pindma) != pfn_pattern(&plain.pindma) ?
 					       ", and the PFNs' pattern differs" : "");
+				ksft_print_msg("%s: PFNs with %s, without %s\n", r->row->name, with,
+					       without);
 				differ++;
 			}
 		}

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -76,6 +77,12 @@ static int do_write(void)
 		return perror("posix_fadvise"), 2;
 	printf("crash_helper: data written with wait-write-wait, control only dirtied; cutting the power\n");
 	fflush(stdout);
+	/*
+	 * The line is the proof that the calls returned before the cut. fflush() only hands it to
+	 * the tty; the UART sends it later, and a cut before that loses it (seen once in CI).
+	 */
+	if (isatty(STDOUT_FILENO) && tcdrain(STDOUT_FILENO))
+		return perror("tcdrain"), 2;
 	return power_cut();
 }
 

@@ -217,6 +217,8 @@ compiled=$(grep -cE '^  (CC|AS)' "$tree/.lab-build.log" || true)
 echo "kernel: compiled $compiled files"
 step compile
 printf '%s\n' "${times[@]}" >"$tree/.lab-times"
+# make bench's cold-build figure: the steps of the tree's last build from nothing.
+[[ $cold == 0 ]] || printf '%s\n' "${times[@]}" >"$tree/.lab-times-cold"
 # What the guest's programs are built against: rewritten only when it changes (a user's tree: when
 # the kernel image does), since its time stamp makes them stale.
 built_id=$hash

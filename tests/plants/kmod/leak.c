@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Plant for tests/host/plants.sh: one unreferenced object, which kmemleak must
- * report and tests/run must turn into a failed run (debug kernel only).
+ * report and make test must turn into a failed run (debug kernel only).
  */
 #include <linux/module.h>
 #include <linux/slab.h>

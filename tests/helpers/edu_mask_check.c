@@ -35,6 +35,12 @@
 #define MAXUSED 4
 /* How much memory may be touched looking for pages: a 2 GiB guest keeps enough to run. */
 #define REGION (1024UL << 20)
+/*
+ * How much is touched looking for pages within the width once those beyond are found: the pages
+ * within are a control where the allocator hands them out; where it does not (all RAM beyond,
+ * or the width 12), touching the whole REGION for them took seconds of each boot.
+ */
+#define WITHIN_SEARCH (256UL << 20)
 #define CHUNK 1024	/* pages touched, then looked up in pagemap, at a time */
 #define LEN 1000
 #define READ_OFF 123
@@ -109,7 +115,10 @@ struct found {
 	unsigned int n;
 };
 
-/* Touch memory until MAXUSED pages beyond bits, and as many within, are found (or REGION is). */
+/*
+ * Touch memory until MAXUSED pages beyond bits, and as many within, are found (or REGION is, or
+ * WITHIN_SEARCH more than it took to find those beyond).
+ */
 static int find_pages(char *region, unsigned int bits, struct found *beyond, struct found *within)
 {
 	static uint64_t entries[CHUNK];
@@ -117,10 +126,15 @@ static int find_pages(char *region, unsigned int bits, struct found *beyond, str
 
 	if (pagemap < 0)
 		return -1;
+	size_t beyond_at = 0;
+
 	for (size_t first = 0; first < REGION / LAB_PAGE; first += CHUNK) {
 		char *chunk = region + first * LAB_PAGE;
 
-		if (beyond->n == MAXUSED && within->n == MAXUSED)
+		if (beyond->n == MAXUSED && !beyond_at)
+			beyond_at = first;
+		if (beyond->n == MAXUSED &&
+		    (within->n == MAXUSED || first - beyond_at >= WITHIN_SEARCH / LAB_PAGE))
 			break;
 		for (unsigned int i = 0; i < CHUNK; i++)
 			chunk[i * LAB_PAGE] = 1;

@@ -72,9 +72,22 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 	if (r->mem != MEM_PAGE)
 		CHECK(r->mem == MEM_THP ? o->thp : o->hugetlb, "the page was part of a %s",
 		      r->mem == MEM_THP ? "THP" : "hugetlb page");
-	/* What the kernel itself says, where it could be read (root, tracefs, pindma loaded). */
-	if (rec->why && !strstr(rec->why_note, "not read") && !strstr(rec->why_note, "not traced"))
-		k += why_checks(rec, c + k);
+	/*
+	 * What the kernel itself says. A row played for its "why" that could not read the page state
+	 * (root and pindma's debugfs file) or trace the copies has nothing to explain its verdict
+	 * with: that fails the row, it does not switch its checks off. The hugetlb pool's kprobe
+	 * matters to hugetlb rows only.
+	 */
+	if (rec->why) {
+		bool state = !strstr(rec->why_note, "page state not read");
+		bool traced = !strstr(rec->why_note, "copies not traced") &&
+			      (r->mem != MEM_HUGETLB || !strstr(rec->why_note, "hugetlb pool not traced"));
+
+		CHECK(state, "the kernel's page state was read at every step");
+		CHECK(traced, "the kernel's copies were traced");
+		if (state && traced)
+			k += why_checks(rec, c + k);
+	}
 	if (!r->pindma.mode) {
 		if (orphaned)
 			CHECK(o->child_fork == o->par_before, "the locked page went to the child");

@@ -133,7 +133,7 @@ void why_fork_begin(struct record *rec)
 	}
 	snprintf(path, sizeof(path), "events/lab/%s/trigger", rules->hugetlb_alloc_fn);
 	if (trace_write(path, trigger))
-		note(rec, "hugetlb copies not traced: no kprobe on %s", rules->hugetlb_alloc_fn);
+		note(rec, "hugetlb pool not traced: no kprobe on %s", rules->hugetlb_alloc_fn);
 	snprintf(path, sizeof(path), "events/lab/%s/enable", rules->hugetlb_alloc_fn);
 	trace_write(path, "1");
 	trace_write("tracing_on", "1");

@@ -36,6 +36,8 @@ static int knob_write(int on)
  * the driver's page is no longer the parent's (orphaned), 0 when it still is, negative on
  * error.
  */
+static uint64_t last_drv;	/* the driver's PFN in the last orphaned_after() */
+
 static int orphaned_after(int fd, char *addr, int knob, bool child_exits)
 {
 	uint64_t drv = 0, par;
@@ -67,6 +69,7 @@ static int orphaned_after(int fd, char *addr, int knob, bool child_exits)
 		return -104;
 	close(pipefd[0]);
 	close(pipefd[1]);
+	last_drv = drv;
 	return par && drv ? par != drv : -102;
 }
 
@@ -109,7 +112,7 @@ TEST(turning_it_on_taints_and_warns_once)
 FIXTURE(dev)
 {
 	int fd;
-	long vmpin;
+	long vmpin, pins;
 	struct pindma_info start;
 };
 
@@ -119,17 +122,20 @@ FIXTURE_SETUP(dev)
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &self->start));
 	self->vmpin = lab_status_kb("VmPin");
+	self->pins = lab_foll_pins();
 }
 
+/* The driver's bookkeeping and, independent of it, the kernel's FOLL_PIN counters. */
 FIXTURE_TEARDOWN(dev)
 {
 	struct pindma_info now;
 
 	knob_write(0);
-	ioctl(self->fd, PINDMA_IOC_INFO, &now);
+	EXPECT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &now));
 	EXPECT_EQ(self->start.pages_held, now.pages_held);
 	EXPECT_EQ(self->start.handles, now.handles);
 	EXPECT_EQ(self->vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(self->pins, lab_foll_pins()) TH_LOG("FOLL_PIN acquired and released differ");
 	close(self->fd);
 }
 
@@ -236,34 +242,37 @@ TEST_F(dev, hugetlb_page_is_kept_once_the_child_exits)
 	munmap(p, HPAGE);
 }
 
-/* Pins taken and orphaned while on, released after it is off: 1000 rounds, nothing left. */
+/*
+ * Pins taken and orphaned while on, released after it is off: 1000 rounds, nothing left. Once
+ * unpinned and its child reaped, an orphaned page belongs to nobody: its reference count, as the
+ * kernel keeps it (struct page, read without taking a reference by pindma's debugfs page_state;
+ * /proc/kpagecount is the map count, 0 for a leaked page too), must be 0, a freed page. Another
+ * task may take a freed page before it is read, so up to 1% may show a count; a page the driver
+ * leaked shows one every round.
+ */
 TEST_F_TIMEOUT(dev, pins_from_while_on_release_cleanly_after_off, 600)
 {
 	char *p = mmap(NULL, 4 * LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
-	long free_before, free_after, pins_before = lab_foll_pins();
-	int orphaned = 0;
+	long pins_before = lab_foll_pins();
+	int orphaned = 0, freed = 0;
 
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 
 	ASSERT_NE(MAP_FAILED, p);
 	memset(p, 1, 4 * LAB_PAGE);
-	lab_write_str("/proc/sys/vm/drop_caches", "3");
-	free_before = lab_meminfo_kb("MemFree");
 	for (int i = 0; i < 1000; i++) {
 		int r = orphaned_after_fork(self->fd, p + (i % 4) * LAB_PAGE, 1);
+		struct lab_page_state st;
 
 		ASSERT_LE(0, r);
+		ASSERT_EQ(0, lab_page_state(last_drv, &st)) TH_LOG("page_state not read");
 		orphaned += r;
+		freed += st.refcount == 0;
 	}
 	EXPECT_EQ(1000, orphaned);
 	EXPECT_EQ(pins_before, lab_foll_pins()) TH_LOG("FOLL_PIN acquired and released differ");
-	lab_write_str("/proc/sys/vm/drop_caches", "3");
-	free_after = lab_meminfo_kb("MemFree");
-	TH_LOG("MemFree %ld -> %ld kB", free_before, free_after);
-	/* 1000 orphaned pages would be 4 MiB; per-CPU page lists and slabs move it less. */
-	if (lab_memfree_is_exact())
-		EXPECT_GT(2048, free_before - free_after);
+	EXPECT_LE(990, freed) TH_LOG("%d of 1000 orphaned pages freed once released", freed);
 	munmap(p, 4 * LAB_PAGE);
 }
 

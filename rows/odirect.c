@@ -12,10 +12,11 @@ static const char *odirect_verdict(const struct record *rec, char *why, size_t n
 	const struct odirect_obs *o = &rec->odirect;
 
 	if (rec->row->odirect.multi) {
-		/* No fork inside a read's window proves nothing either way. */
-		if (o->forks < o->rounds)
-			return snprintf(why, n, "%lld forks in %lld rounds while reads were in "
-				       "flight", (long long)o->forks, (long long)o->rounds), NULL;
+		/* A round with no fork inside a read's window proves nothing either way. */
+		if (!o->rounds || o->forkless_rounds)
+			return snprintf(why, n, "%lld of %lld rounds had no fork while reads were in "
+				       "flight", (long long)o->forkless_rounds, (long long)o->rounds),
+			       NULL;
 		if (o->stale_rounds)
 			return "ORPHANED";
 		return o->missing ? (snprintf(why, n, "bytes missing in no round?"), NULL) :
@@ -42,7 +43,8 @@ static unsigned int odirect_checks(const struct record *rec, struct check *c)
 	unsigned int k = 0;
 
 	if (r->odirect.multi) {
-		CHECK(o->forks >= o->rounds, "a fork while reads were in flight, every round");
+		CHECK(o->rounds > 0 && !o->forkless_rounds,
+		      "a fork while reads were in flight, every round");
 		CHECK(o->read_bytes > 0 && o->read_bytes % 4096 == 0,
 		      "every read returned its whole chunk");
 		if (r->odirect.aligned || r->dontfork)

@@ -412,6 +412,7 @@ static int play_round(const struct row *r, struct record *rec, struct multi *m, 
 		missing += m->buf[i] != DISK_BYTE;
 	o->missing += missing;
 	o->stale_rounds += missing > 0;
+	o->forkless_rounds += m->forks == 0;
 	o->forks += m->forks;
 	o->rounds++;
 	(void)r;

@@ -172,6 +172,7 @@ struct odirect_obs {
 	int64_t forks;		/* multi: forks made while reads were in flight */
 	int64_t rounds;		/* multi: rounds played */
 	int64_t stale_rounds;	/* multi: rounds whose buffer missed bytes */
+	int64_t forkless_rounds; /* multi: rounds with no fork while a read was in flight */
 };
 
 struct fadvise_obs {

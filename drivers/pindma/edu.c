@@ -260,39 +260,41 @@ unlock:
  * unless started with more) and masks every DMA address to them: driven with
  * a wider dma_bits it would read and write RAM other than the pages mapped.
  * No register tells its width, so it is asked, with reads of RAM only: a
- * random pattern is put in a page at bus address @b below 16 MiB (ZONE_DMA),
- * and the device reads @b | BIT(bit), for the highest bit below both dma_bits
- * and the top of RAM at which that address is RAM. A device that drops the
- * bit reads the pattern back; one that drives it reads other RAM. What it
- * read is written into the same low page, which any device reaches that
- * drives the 24 bits the DMA API asks of every mask at least.
+ * random pattern is put in a coherent page taken under a 24-bit coherent mask
+ * (so at a bus address @b below 16 MiB that nothing bounces, whatever swiotlb
+ * does), and the device reads @b | BIT(bit), for the highest bit below both
+ * dma_bits and the top of RAM at which that address is RAM. A device that
+ * drops the bit reads the pattern back; one that drives it reads other RAM.
+ * What it read is written into the second half of the same page.
+ *
+ * The alias read is of RAM the DMA API never mapped for the device: fine for
+ * QEMU's edu with no IOMMU, the only device this driver binds; behind an
+ * IOMMU it would fault. When no alias can be asked, nothing beyond the 24
+ * bits the page proved is trusted: the probe fails, saying so.
  */
 static int pindma_edu_check_width(struct pindma_edu *edu)
 {
 	struct device *dev = &edu->pdev->dev;
 	u64 limit = min(dma_get_mask(dev), dma_get_required_mask(dev));
+	u64 coherent = dev->coherent_dma_mask;
 	const unsigned int got = PAGE_SIZE / 2;
 	dma_addr_t b, alias = 0;
-	int bit, i, ret = 0;
-	struct page *page;
+	int bit, i, ret;
 	u8 *p;
 
-	page = alloc_page(GFP_KERNEL | GFP_DMA);
-	if (!page)
+	ret = dma_set_coherent_mask(dev, DMA_BIT_MASK(24));
+	if (ret)
+		return ret;
+	p = dma_alloc_coherent(dev, PAGE_SIZE, &b, GFP_KERNEL);
+	ret = dma_set_coherent_mask(dev, coherent);
+	if (!p)
 		return -ENOMEM;
-	p = page_address(page);
+	if (ret)
+		goto free;
 	get_random_bytes(p, PINDMA_EDU_PROBE_LEN);
 	memset(p + got, 0, PINDMA_EDU_PROBE_LEN);
-	b = dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
-	if (dma_mapping_error(dev, b)) {
-		ret = -ENOMEM;
-		goto free;
-	}
 
-	/*
-	 * The page is written to, so it must lie below 16 MiB; the alias drops
-	 * back to it with any bit above that.
-	 */
+	/* The alias drops back to the page with any bit above 16 MiB. */
 	bit = -1;
 	for (i = fls64(limit) - 1; b + PAGE_SIZE <= SZ_16M && i >= 24; i--) {
 		if (page_is_ram(PHYS_PFN(dma_to_phys(dev, b | BIT_ULL(i))))) {
@@ -301,9 +303,13 @@ static int pindma_edu_check_width(struct pindma_edu *edu)
 		}
 	}
 	if (bit < 0) {
-		dev_info(dev, "dma_bits=%u: the device's width cannot be asked here\n",
-			 dma_bits);
-		goto unmap;
+		if (dma_bits > 24) {
+			dev_err(dev,
+				"dma_bits=%u: the device's width cannot be asked here (no RAM at an alias of %pad): load pindma with dma_bits=24\n",
+				dma_bits, &b);
+			ret = -EINVAL;
+		}
+		goto free;
 	}
 	alias = b | BIT_ULL(bit);
 	mutex_lock(&pindma_edu_lock);
@@ -313,9 +319,7 @@ static int pindma_edu_check_width(struct pindma_edu *edu)
 		ret = pindma_edu_xfer(edu, EDU_BUF_ADDR, b + got, PINDMA_EDU_PROBE_LEN,
 				      EDU_DMA_TO_RAM, NULL);
 	mutex_unlock(&pindma_edu_lock);
-unmap:
-	dma_unmap_page(dev, b, PAGE_SIZE, DMA_BIDIRECTIONAL);
-	if (ret || bit < 0)
+	if (ret)
 		goto free;
 	if (!memcmp(p, p + got, PINDMA_EDU_PROBE_LEN)) {
 		dev_err(dev,
@@ -327,7 +331,7 @@ unmap:
 			 dma_bits, bit);
 	}
 free:
-	__free_page(page);
+	dma_free_coherent(dev, PAGE_SIZE, p, b);
 	return ret;
 }
 

@@ -14,6 +14,9 @@
 #     other RAM, so pindma must refuse to drive it, saying why, at load.
 #  5. both at 28 bits in a 5 GiB guest: swiotlb is on, but its pool, below 4 GiB, lies beyond 28
 #     bits, where swiotlb_map() would warn of an overflow: pindma must refuse as in 3.
+#  6. as 4, with swiotlb=force: every streaming mapping bounces, so the width probe's own page
+#     (taken coherent below 16 MiB) must not be one: pindma must refuse at load as in 4, with no
+#     WARNING from a probe mapping beyond reach.
 # Prints TAP. Needs the built lab (make guest).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,7 +30,7 @@ dmesg | grep "pindma 0000"
 summary_re='edu_mask_check: beyond [0-9]+ bits: .*'
 
 echo "TAP version 13"
-echo "1..5"
+echo "1..6"
 
 # check N NAME: judge the log of the run named NAME (its status in $rc) for dma_bits N; prints
 # what the guest printed, and the reasons of a failure, as TAP comments.
@@ -101,7 +104,7 @@ tap no_bounce dma-mask-28-no-swiotlb
 # pindma wider than the device: the probe at load must refuse it. Should it not, the guest shows
 # the harm with reads only (a clamped write would land in a stranger's page).
 too_wide() {
-	local log=$build/logs/dma-mask-too-wide.log ok=1
+	local log=$build/logs/$1.log ok=1
 	[[ $rc == 0 ]] || { echo "# the guest failed with status $rc"; ok=0; }
 	grep -aq '^dma_bits 64' "$log" || { echo "# pindma did not load with dma_bits=64"; ok=0; }
 	grep -aq 'pindma .*dma_bits=64: the device drops address bit' "$log" ||
@@ -110,21 +113,29 @@ too_wide() {
 	grep -a 'pindma\|edu_mask_check\|^page \|edu \(not \)\?bound' "$log" | sed 's/^/# /' || true
 	[[ $ok == 1 ]]
 }
-rc=0
-n=4 what="pindma refuses at load a dma_bits wider than the edu device drives"
 # shellcheck disable=SC2016 # expanded in the guest
-VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64" "${run[@]}" --name dma-mask-too-wide -- sh -c '
+too_wide_cmd='
 	echo "dma_bits $(cat /sys/module/pindma/parameters/dma_bits)"
 	if ls /sys/bus/pci/drivers/pindma | grep -q "^0000:"; then
 		echo "edu bound"
 		/lab/bin/edu_mask_check 28 --read-only
 	else
 		echo "edu not bound"
-	fi' >/dev/null 2>&1 || rc=$?
-tap too_wide
+	fi'
+rc=0
+n=4 what="pindma refuses at load a dma_bits wider than the edu device drives"
+VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64" "${run[@]}" --name dma-mask-too-wide -- \
+	sh -c "$too_wide_cmd" >/dev/null 2>&1 || rc=$?
+tap too_wide dma-mask-too-wide
 
 rc=0
 n=5 what="with swiotlb's pool beyond 28 bits, a 28-bit edu's transfers there fail with ENXIO, no WARNING"
 VM_MEM=5120 VM_EDU_DMA_BITS=28 "${run[@]}" --name dma-mask-28-pool-beyond -- \
 	sh -c "$guest 28 --no-bounce" >/dev/null 2>&1 || rc=$?
 tap no_bounce dma-mask-28-pool-beyond
+
+rc=0
+n=6 what="with swiotlb=force, pindma still refuses at load a dma_bits wider than the edu drives"
+VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64 swiotlb=force" "${run[@]}" \
+	--name dma-mask-too-wide-forced -- sh -c "$too_wide_cmd" >/dev/null 2>&1 || rc=$?
+tap too_wide dma-mask-too-wide-forced

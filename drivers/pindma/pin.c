@@ -148,17 +148,25 @@ static int pindma_check_vmas(struct mm_struct *mm, unsigned long start,
 #define PINDMA_PIN_BATCH	512
 
 /*
- * Pin all of h's pages, starting at addr, or none. Each batch takes the lock
- * killably, checks its VMAs and calls GUP until the batch is held (GUP may
- * take fewer pages than asked for); when anything fails, every page pinned
- * so far, in this batch and the earlier ones, is released.
+ * Pin all of h's pages, starting at addr, or none. The whole range's VMAs are
+ * checked first, so that a refusal faults in nothing (a write pin breaks
+ * copy-on-write). Each batch then takes the lock killably, checks its VMAs
+ * again (the lock was dropped in between) and calls GUP until the batch is
+ * held (GUP may take fewer pages than asked for); when anything fails, every
+ * page pinned so far, in this batch and the earlier ones, is released.
  */
 static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 {
 	unsigned int gup_flags = h->writable ? FOLL_WRITE : 0;
 	struct mm_struct *mm = h->mm;
 	unsigned long pinned = 0, end;
-	long ret = 0;
+	long ret;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	ret = pindma_check_vmas(mm, addr, addr + (h->npages << PAGE_SHIFT),
+				h->writable);
+	mmap_read_unlock(mm);
 
 	while (!ret && pinned < h->npages) {
 		end = min(pinned + PINDMA_PIN_BATCH, h->npages);

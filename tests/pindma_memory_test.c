@@ -279,4 +279,34 @@ TEST_F(mem, write_pin_of_a_shared_hugetlbfs_mapping_pins)
 	EXPECT_EQ(0, lab_write_str("/proc/sys/vm/nr_hugepages", was));
 }
 
+/*
+ * pindma's page state of a hugetlb page's tail is its head's: hugetlb keeps PageAnonExclusive on
+ * the head, and 6.1's PageAnonExclusive() reads the page it is given (a tail's flag bit is
+ * another flag's, and DEBUG_VM_PGFLAGS BUGs on it).
+ */
+TEST(page_state_of_a_hugetlb_tail_is_its_heads)
+{
+	int nr = lab_read_int("/proc/sys/vm/nr_hugepages");
+	struct lab_page_state head, tail;
+	char *map, was[16];
+
+	ASSERT_LE(0, nr);
+	if (nr < 1)
+		ASSERT_EQ(0, lab_write_str("/proc/sys/vm/nr_hugepages", "1"));
+	map = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		   -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	memset(map, 'h', HPAGE);
+	ASSERT_EQ(0, lab_page_state(lab_pfn(map), &head));
+	ASSERT_EQ(0, lab_page_state(lab_pfn(map + 5 * LAB_PAGE), &tail));
+	EXPECT_EQ(lab_pfn(map) + 5, tail.pfn);
+	/* A private hugetlb page its only mapper faulted in: exclusive, head and tail alike. */
+	EXPECT_EQ(1, head.anon_exclusive);
+	EXPECT_EQ(head.anon_exclusive, tail.anon_exclusive);
+	EXPECT_EQ(head.refcount, tail.refcount);
+	munmap(map, HPAGE);
+	snprintf(was, sizeof(was), "%d", nr);
+	EXPECT_EQ(0, lab_write_str("/proc/sys/vm/nr_hugepages", was));
+}
+
 LAB_HARNESS_MAIN

@@ -9,7 +9,8 @@
  * (pincount is -1 where the kernel keeps none: a small folio counts its pins in its refcount.)
  *
  * The page is read the way /proc/kpagecount and /proc/kpageflags read pages: by PFN, without
- * taking a reference or a lock, each counter one atomic read. So reading does not change what is
+ * taking a reference or a lock, with atomic reads only (each counter one, but 6.1's page_mapcount()
+ * of a page in a large folio, which adds up to three). So reading does not change what is
  * read: no refcount the copy-on-write decision looks at moves, no page is pinned or mapped. The
  * snapshot may be stale by the time it is returned, as theirs may; the lab reads it at points
  * where the row is quiet (between its steps, its child waiting).
@@ -93,8 +94,8 @@ static ssize_t pindma_page_state_read(struct file *file, char __user *buf, size_
 				      loff_t *ppos)
 {
 	struct pindma_page_query *q = file->private_data;
+	struct page *page, *excl;
 	struct folio *folio;
-	struct page *page;
 	char out[160];
 	int n;
 
@@ -103,13 +104,20 @@ static ssize_t pindma_page_state_read(struct file *file, char __user *buf, size_
 	page = pfn_to_online_page(q->pfn);
 	if (!page)
 		return -ENXIO;
+	excl = page;
 	folio = page_folio(page);
+	/*
+	 * hugetlb keeps PG_anon_exclusive on the head page; 6.1's PageAnonExclusive()
+	 * reads the page it is given (and DEBUG_VM_PGFLAGS BUGs on a tail).
+	 */
+	if (PageHuge(page))
+		excl = &folio->page;
 	n = scnprintf(out, sizeof(out),
 		      "pfn=%lx refcount=%d mapcount=%d pincount=%d maybe_pinned=%d anon=%d anon_exclusive=%d large=%d\n",
 		      q->pfn, folio_ref_count(folio),
 		      pindma_page_mapcount(page, folio), pindma_pincount(folio),
 		      folio_maybe_dma_pinned(folio), PageAnon(page),
-		      PageAnon(page) && PageAnonExclusive(page),
+		      PageAnon(page) && PageAnonExclusive(excl),
 		      folio_test_large(folio));
 	return simple_read_from_buffer(buf, len, ppos, out, n);
 }

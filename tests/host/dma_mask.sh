@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pindma's DMA mask (module parameter dma_bits, default 28 as QEMU's edu) against the device's
-# own width. Boots the guest five times:
+# own width. Boots the guest six times:
 #  1. the edu device and pindma at 28 bits, in a guest with only 256 MiB of its RAM below 4 GiB
 #     (QEMU's max-ram-below-4g): RAM above 4 GiB turns swiotlb on, and its pool, allocated below
 #     4 GiB, lands below 256 MiB where the device reaches. Pages beyond 28 bits (by pagemap) must

@@ -403,7 +403,7 @@ fi
 vmplants=(
 	"dmesg-empty|a guest whose dmesg hands over nothing||s/^\t\tdmesg -s 4194304\$/\t\ttrue/|true|the guest handed over an empty kernel log"
 	"dmesg-none|a guest that hands over no kernel log||s/^if \[ -n \"\$LAB_OUT\" \]; then\$/if false; then/|true|the guest ended without handing over its whole kernel log"
-	"dmesg-wrapped|a kernel log that wrapped (printed past its 128 KiB)|printk.devkmsg=on||i=0; while [ \$i -lt 1500 ]; do echo \"<6>plant: filler \$i \$(printf %0100d 0)\" >/dev/kmsg; i=\$((i + 1)); done|the kernel log wrapped: its first record is at"
+	"dmesg-wrapped|a kernel log that wrapped (printed past its 128 KiB)|printk.devkmsg=on||l=\$(printf %0900d 0); i=0; while [ \$i -lt 200 ]; do echo \"<6>plant: filler \$i \$l\" >/dev/kmsg; i=\$((i + 1)); done|the kernel log wrapped: its first record is at"
 )
 for c in "${vmplants[@]}"; do
 	IFS='|' read -r name what append script gcmd want <<<"$c"

@@ -11,7 +11,12 @@ two quirks of the kernel's kselftest_harness.h, as its source shows them (tests/
     "unknown" (6.1: exit 255; 6.12: KSFT_SKIP), and
   - SKIP() after a failed EXPECT erases the failure (it sets passed/exit_code afresh);
 so a skip needs a reason, and a case whose block shows an expectation failing must not pass or
-skip. Skips are then held to the skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget).
+skip. 6.12's harness also records a child exiting 2 or 3 as "# XFAIL" / "# XPASS": an XPASS is
+never a pass, and an XFAIL (or TODO) is a claim like a skip. Skips and XFAILs are then held to the
+skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget). Nested subtests are judged whole (a
+"not ok" under an "ok" fails it); a result or plan indented by 1-3 spaces, a result without its
+number, and an indented block no result closes fail. The data channel's frames must each end
+(frames()); a whole run's programs are the build's manifest (vanished()).
 
   ktap.py check NAME FILE [STATUS]   judge one program's output; exit 1 if it failed
   ktap.py data FILE [--budget B] [--manifest M]
@@ -133,6 +138,11 @@ def parse(lines):
                         break
             doc.cases.append(case)
             block, nested = [], None
+            continue
+        if re.match(r'^(not )?ok\b', line):
+            # TAP allows a result without its number; the lab's programs always number theirs, and
+            # a result that cannot be placed in 1..N must not pass unread.
+            doc.problems.append('a result line without a test number: ' + line[:80])
             continue
         if line.startswith('Bail out!'):
             doc.bailed = True

@@ -29,6 +29,15 @@ else
 	echo "plants.sh: cannot tell the skip exit code of $harness" >&2
 	exit 1
 fi
+# What the tree's harness makes of a test's child exiting 2 or 3: 6.12's records KSFT_XFAIL and
+# KSFT_XPASS (an "ok" with a directive), 6.1's a failure.
+if grep -q 'WEXITSTATUS(status) == KSFT_XPASS' "$harness"; then
+	xfail_says="global.exits_2: an expected failure (XFAIL unknown) that the skip budget"
+	xpass_says="global.exits_3: XPASS (unknown)"
+else
+	xfail_says="global.exits_2: not ok"
+	xpass_says="global.exits_3: not ok"
+fi
 # The plant programs, static, the harness ones on the tree's own harness as tests are built.
 for src in "$top"/tests/plants/*.c; do
 	name=$(basename "$src" .c)
@@ -58,6 +67,8 @@ programs=(
 	"no_plan|results without a plan|no plan line (1..N)"
 	"two_plans|a second plan line|2 plan lines: 1..2, 1..2"
 	"harness_exit_skip|a test's child exiting with the harness's skip code ($skip_exit)|global.dies_with_the_skip_code: skipped without a reason"
+	"harness_exit_xfail|a test's child exiting 2 (6.12's harness: XFAIL)|$xfail_says"
+	"harness_exit_xpass|a test's child exiting 3 (6.12's harness: XPASS)|$xpass_says"
 	"harness_skip_after_expect|SKIP() after a failed EXPECT|global.fails_then_skips: an expectation failed"
 	"unlisted_skip|a skip the budget does not list|global.skips_unlisted: skipped (a plant's skip), and the skip budget"
 	"ghost|a program the build lists but the guest lacks|the build lists it, but /lab/tests/ghost_test is missing"
@@ -87,6 +98,7 @@ ktaps=(
 	"xfail|an XFAIL no budget lists|x_test failed: a: an expected failure (XFAIL anything) that the skip budget"
 	"xpass|an XPASS (6.12's harness: a test's child exiting 3)|x_test failed: global.t: XPASS (unknown)"
 	"indented|a result line indented by 2 spaces|x_test failed: a line indented by 2 spaces"
+	"unnumbered|a result line without its number|x_test failed: a result line without a test number: not ok - b"
 	"trailing|an indented block after the last result|x_test failed: an indented block after the last result"
 	"cut|a frame another program's begins inside|a_test failed: its frame never ended: \"@@lab-prog-begin b_test\" came inside it"
 	"open|a frame open when the guest stopped|a_test failed: its frame never ended: the guest stopped"
@@ -230,6 +242,7 @@ ktap_plant() {
 	xfail) frame x_test 0 '1..1' 'ok 1 a # XFAIL anything' ;;
 	xpass) frame x_test 0 '1..1' '#  RUN           global.t ...' 'ok 1 global.t # XPASS unknown' ;;
 	indented) frame x_test 0 '1..2' 'ok 1 a' '  not ok 2 b' 'ok 2 c' ;;
+	unnumbered) frame x_test 0 '1..1' 'ok 1 a' 'not ok - b' ;;
 	trailing) frame x_test 0 '1..1' 'ok 1 a' '    garbage' '    not ok 7' ;;
 	cut) printf '@@lab-prog-begin a_test\n1..1\nok 1 a\n'; frame b_test 0 '1..1' 'ok 1 b' ;;
 	open) printf '@@lab-prog-begin a_test\n1..1\nok 1 a\n' ;;

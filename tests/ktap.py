@@ -122,6 +122,13 @@ def parse(lines):
                 for p in judge_doc(nested):
                     case.problems.append('subtest: ' + p)
                 for sub in nested.cases:
+                    if sub.status in ('skip', 'xfail'):
+                        # The skip budget names a program's own cases: a claim inside a subtest
+                        # would escape it.
+                        case.problems.append('subtest: %d %s: %s (%s) inside a subtest, where the '
+                                             'skip budget cannot hold it' % (
+                                                 sub.number, sub.name, sub.status,
+                                                 sub.reason or 'no reason'))
                     if sub.status == 'fail' or sub.problems:
                         case.problems.append('subtest: %d %s: not ok%s'
                                              % (sub.number, sub.name, ''.join(

@@ -95,6 +95,7 @@ frame_check[pagemap]=$'could not run: reading the parent\'s PFN\n1 rows: 0 as ex
 # line when it ends in ": not ok").
 ktaps=(
 	"nested|a nested not ok under a parent's ok|x_test failed: outer: subtest: 1 inner: not ok"
+	"nested_skip|a skip inside a subtest, under a parent's ok|x_test failed: outer: subtest: 1 inner: skip (a plant) inside a subtest"
 	"xfail|an XFAIL no budget lists|x_test failed: a: an expected failure (XFAIL anything) that the skip budget"
 	"xpass|an XPASS (6.12's harness: a test's child exiting 3)|x_test failed: global.t: XPASS (unknown)"
 	"indented|a result line indented by 2 spaces|x_test failed: a line indented by 2 spaces"
@@ -239,6 +240,7 @@ ktap_plant() {
 	local d=$kt/$1
 	case $1 in
 	nested) frame x_test 0 'KTAP version 1' '1..1' '    KTAP version 1' '    1..1' '    not ok 1 inner' 'ok 1 outer' ;;
+	nested_skip) frame x_test 0 '1..1' '    1..1' '    ok 1 inner # SKIP a plant' 'ok 1 outer' ;;
 	xfail) frame x_test 0 '1..1' 'ok 1 a # XFAIL anything' ;;
 	xpass) frame x_test 0 '1..1' '#  RUN           global.t ...' 'ok 1 global.t # XPASS unknown' ;;
 	indented) frame x_test 0 '1..2' 'ok 1 a' '  not ok 2 b' 'ok 2 c' ;;
@@ -451,10 +453,10 @@ for f in disk.img eio.img odirect.img; do
 	truncate -s 1M "$ra/$f"
 done
 rc=0
-BUILD=$ra VM_TIMEOUT=3 T=madvise_test python3 "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
+BUILD=$ra VM_TIMEOUT=1 T=madvise_test python3 "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
 ok=0
 [[ $rc == 1 ]] && grep -qx 'not ok 1 guest_test' "$ra/out" &&
-	grep -q '^    # guest_test: the guest run failed: timed out after 3s' "$ra/out" && ok=1
+	grep -q '^    # guest_test: the guest run failed: timed out after 1s' "$ra/out" && ok=1
 verdict "a guest job that fails turns run-all red" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $ra/out")"
 
 # Boot 3: a guest that hangs.

@@ -11,11 +11,19 @@ two quirks of the kernel's kselftest_harness.h, as its source shows them (tests/
     "unknown" (6.1: exit 255; 6.12: KSFT_SKIP), and
   - SKIP() after a failed EXPECT erases the failure (it sets passed/exit_code afresh);
 so a skip needs a reason, and a case whose block shows an expectation failing must not pass or
-skip. Skips are then held to the skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget).
+skip. 6.12's harness also records a child exiting 2 or 3 as "# XFAIL" / "# XPASS": an XPASS is
+never a pass, and an XFAIL (or TODO) is a claim like a skip. Skips and XFAILs are then held to the
+skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget). Nested subtests are judged whole (a
+"not ok" under an "ok" fails it); a result or plan indented by 1-3 spaces, a result without its
+number, and an indented block no result closes fail. The data channel's frames must each end
+(frames()); a whole run's programs are the build's manifest (vanished()).
 
   ktap.py check NAME FILE [STATUS]   judge one program's output; exit 1 if it failed
-  ktap.py data FILE [--budget B]     judge every program in a data channel (vm/run --out), a line
-                                     each (with the skip budget B)
+  ktap.py data FILE [--budget B] [--manifest M]
+                                     judge every program in a data channel (vm/run --out), a line
+                                     each, or one a failure (with the skip budget B; a whole run
+                                     of manifest M), then
+                                     the run's own failures; exit 1 if the run failed
 """
 import os
 import re
@@ -58,6 +66,7 @@ def _name_from_block(block):
 def parse(lines):
     """Parse one KTAP document whose lines are already de-indented to its own level."""
     doc, block, nested = Doc(), [], None
+    doc.lines = lines
     i = 0
     while i < len(lines):
         line = lines[i].rstrip('\r\n')
@@ -70,6 +79,14 @@ def parse(lines):
             nested = parse(sub)
             continue
         i += 1
+        # A result or plan indented by 1 to 3 spaces belongs to no level: neither this
+        # document's nor a subtest's (4 spaces or a tab). It is not read as a diagnostic.
+        stripped = line.lstrip(' ')
+        if stripped is not line and len(line) - len(stripped) < 4 and \
+                (RESULT.match(stripped) or PLAN.match(stripped)):
+            doc.problems.append('a line indented by %d spaces, at no level of the document: %s'
+                                % (len(line) - len(stripped), stripped[:80]))
+            continue
         m = PLAN.match(line)
         if m:
             doc.plans.append((int(m.group(1)), m.group(2) or ''))
@@ -88,14 +105,34 @@ def parse(lines):
                 status = 'fail'
             elif directive == 'SKIP':
                 status = 'skip'
-            elif directive == 'XFAIL':
+            elif directive in ('XFAIL', 'TODO'):
+                # Held to the skip budget like a skip (Budget.judge): an expected failure is a
+                # claim, and 6.12's harness records a child exiting 2 (KSFT_XFAIL) as one.
                 status = 'xfail'
             else:
                 status = 'pass'
             case = Case(number, name, status, reason.strip(), block)
+            if ok and directive == 'XPASS':
+                # 6.12's harness: a child exiting 3 (KSFT_XPASS), or an XFAIL_ADD() case that
+                # passed. Neither is a pass the lab asked for.
+                case.problems.append('XPASS (%s): passed where a failure was expected, or its '
+                                     "child exited with the harness's XPASS code; not a pass"
+                                     % (reason.strip() or 'no reason'))
             if nested is not None:
                 for p in judge_doc(nested):
                     case.problems.append('subtest: ' + p)
+                for sub in nested.cases:
+                    if sub.status in ('skip', 'xfail'):
+                        # The skip budget names a program's own cases: a claim inside a subtest
+                        # would escape it.
+                        case.problems.append('subtest: %d %s: %s (%s) inside a subtest, where the '
+                                             'skip budget cannot hold it' % (
+                                                 sub.number, sub.name, sub.status,
+                                                 sub.reason or 'no reason'))
+                    if sub.status == 'fail' or sub.problems:
+                        case.problems.append('subtest: %d %s: not ok%s'
+                                             % (sub.number, sub.name, ''.join(
+                                                 '; ' + q for q in sub.problems)))
             if status == 'skip' and case.reason in ('', 'unknown'):
                 case.problems.append('skipped without a reason: the harness records a test '
                                      "child's exit with its skip code as a skip")
@@ -109,6 +146,11 @@ def parse(lines):
             doc.cases.append(case)
             block, nested = [], None
             continue
+        if re.match(r'^(not )?ok\b', line):
+            # TAP allows a result without its number; the lab's programs always number theirs, and
+            # a result that cannot be placed in 1..N must not pass unread.
+            doc.problems.append('a result line without a test number: ' + line[:80])
+            continue
         if line.startswith('Bail out!'):
             doc.bailed = True
             doc.problems.append('bailed out: ' + line)
@@ -116,6 +158,10 @@ def parse(lines):
         if VERSION.match(line):
             continue
         block.append(line)
+    if nested is not None and any(line.strip() for line in nested.lines):
+        doc.problems.append('an indented block after the last result, which no result line '
+                            'closes: %s' % next(line for line in nested.lines
+                                                if line.strip()).strip()[:80])
     return doc
 
 
@@ -149,6 +195,7 @@ class Program:
 
     def __init__(self, name, text, status=0, seconds=None, host=False):
         self.name, self.status, self.seconds, self.host = name, status, seconds, host
+        self.notes = []         # diagnostics of the judge that fail nothing
         self.lines = text.splitlines()
         doc = parse(self.lines)
         self.cases = doc.cases
@@ -187,13 +234,25 @@ class Program:
 
 class Budget:
     """The skip budget, tests/skips/<kernel>[-<flavour>].txt: "program | case | why" lines, "*"
-    for every case of a program. A skip it does not list fails; on the lab's own kernels a listed
-    case that passes fails too, so the list can only shrink (a user's tree only reports it)."""
+    for every case of a program. A skip or an expected failure (XFAIL, TODO) it does not list
+    fails; cow_test's XFAILs may instead be earned by tests/cow-known.txt (its list of cow.c's
+    known failures, per kernel). On the lab's own kernels a listed case that passes fails, and so
+    does an entry that nothing used (stale), so the list can only shrink; a user's tree only
+    reports them. A missing budget file fails: there is no run without one."""
 
     def __init__(self, path, user_tree):
         self.path, self.user_tree = path, user_tree
         self.entries, self.seen, self.listed, self.unlisted = {}, set(), 0, 0
+        self.used = set()       # entries that earned a skip or an xfail
+        self.problems = []
+        self.kernel = os.path.basename(path or '').split('.txt')[0].split('-')[0]
+        self.known = set()      # (case, verdict) of tests/cow-known.txt for this kernel
+        if path is None:
+            return
         if not os.path.exists(path):
+            self.problems.append('the skip budget %s does not exist: create it, one "program | '
+                                 'case | why" line for every case that may skip on this kernel '
+                                 'and flavour (tests/skips/*.txt show how)' % path)
             return
         with open(path, encoding='utf-8') as f:
             for n, line in enumerate(f, 1):
@@ -204,39 +263,76 @@ class Budget:
                 if len(parts) != 3 or not all(parts):
                     raise SystemExit('%s:%d: not "program | case | why": %s' % (path, n, line))
                 self.entries[(parts[0], parts[1])] = parts[2]
+        known = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'cow-known.txt')
+        if os.path.exists(known):
+            with open(known, encoding='utf-8') as f:
+                for line in f:
+                    parts = [part.strip() for part in line.split(' | ')]
+                    if len(parts) == 4 and parts[0] == self.kernel:
+                        self.known.add((parts[2], parts[1]))
 
     def judge(self, p):
         """Hold program p's cases to the budget, as its problems say."""
+        name = os.path.basename(self.path or 'no budget')
+        differ = []
         for c in p.cases:
             key = (p.name, c.name)
             entry = key if key in self.entries else \
                 (p.name, '*') if (p.name, '*') in self.entries else None
             if entry:
                 self.seen.add(entry)
+            if c.status == 'skip' and self.path is None:
+                continue        # ktap.py check: no budget to hold a skip to; its reason is read
             if c.status == 'skip':
                 if entry:
                     self.listed += 1
+                    self.used.add(entry)
+                    if c.reason != self.entries[entry]:
+                        differ.append((c.name, c.reason, self.entries[entry]))
                 else:
                     self.unlisted += 1
                     c.problems.append('skipped (%s), and the skip budget %s does not list it'
-                                      % (c.reason or 'no reason', os.path.basename(self.path)))
+                                      % (c.reason or 'no reason', name))
+            elif c.status == 'xfail':
+                if entry:
+                    self.used.add(entry)
+                elif not (p.name == 'cow_test' and
+                          any((c.name, v) in self.known for v in ('xfail', 'fail'))):
+                    c.problems.append('an expected failure (XFAIL %s) that %s does not '
+                                      'list%s: it must be earned like a skip'
+                                      % (c.reason or 'no reason',
+                                         'the skip budget ' + name if self.path
+                                         else 'no skip budget (none given)',
+                                         ' (nor tests/cow-known.txt for %s)' % self.kernel
+                                         if p.name == 'cow_test' else ''))
             elif entry == key and c.status == 'pass':
                 if self.user_tree:
-                    c.block.append('# listed in the skip budget, but passed')
+                    p.notes.append('%s: listed in the skip budget, but passed' % c.name)
                 else:
                     c.problems.append('listed in the skip budget %s, but passed: take it off '
-                                      'the list' % os.path.basename(self.path))
+                                      'the list' % name)
+        if differ:
+            # Only a diagnostic: the budget says why in its own words.
+            p.notes.append('%d listed skips gave a reason other than the budget\'s why; the first: '
+                           '%s: "%s", the budget: "%s"' % ((len(differ),) + differ[0]))
 
     def stale(self):
-        """Entries no case of a whole run matched: the list must shrink with the suite."""
-        return ['%s: %s is listed in the skip budget but did not run' % e
-                for e in self.entries if e not in self.seen]
+        """Entries no case of a whole run matched, and (on the lab's own kernels) "*" entries of a
+        program none of whose cases skipped: the list must shrink with the suite."""
+        out = ['%s: %s is listed in the skip budget but did not run' % e
+               for e in self.entries if e not in self.seen]
+        if not self.user_tree:
+            out += ['%s: * is listed in the skip budget, but none of its cases skipped' % e[0]
+                    for e in self.entries if e[1] == '*' and e in self.seen and e not in self.used]
+        return out
 
 
 def render_one(i, p):
     """Program p, number i of the run, nested under its own result line."""
     out = [INDENT + '# Subtest: ' + p.name]
     out.extend(INDENT + line for line in p.lines)
+    for note in p.notes:
+        out.append(INDENT + '# %s: %s' % (p.name, note))
     for prob in p.problems:
         out.append(INDENT + '# %s: %s' % (p.name, prob))
     for c in p.cases:
@@ -269,9 +365,17 @@ def totals(programs):
     return t
 
 
-def frames(data):
-    """The complete frames of the data channel so far: (kind, name, text, status, seconds)."""
+def frames(data, final=True):
+    """The frames of the data channel: (kind, name, text, status, seconds). A frame not yet ended
+    is left out while the guest may still be writing it (final=False); once the guest has ended
+    (final), and whenever another frame begins inside it, it is a broken frame: the program's
+    output is cut and its exit status unknown, which fails it."""
     out, cur, buf = [], None, []
+
+    def broken(why):
+        out.append(('broken', cur if cur != '@kmemleak' else 'kmemleak_after_suite',
+                    '\n'.join(buf), why, None))
+
     for raw in data.split('\n'):
         line = raw.rstrip('\r')
         if cur is None:
@@ -281,16 +385,35 @@ def frames(data):
                 out.append(('missing', line.split()[1], '', 0, None))
             elif line.startswith('@@lab-kmemleak-begin'):
                 cur, buf = '@kmemleak', []
+            elif line.startswith('@@lab-prog-end '):
+                cur, buf = line.split()[1], []
+                broken('an end of frame with no beginning: ' + line)
+                cur = None
             continue
         if cur == '@kmemleak' and line.startswith('@@lab-kmemleak-end'):
             out.append(('kmemleak', 'kmemleak_after_suite', '\n'.join(buf), line.split()[-1], None))
             cur = None
         elif line.startswith('@@lab-prog-end ' + cur + ' '):
-            _, _, status, secs = line.split()
-            out.append(('prog', cur, '\n'.join(buf), int(status), float(secs)))
+            fields = line.split()
+            try:
+                status, secs = int(fields[2]), float(fields[3])
+            except (IndexError, ValueError):
+                broken('a broken end of frame: ' + line)
+            else:
+                out.append(('prog', cur, '\n'.join(buf), status, secs))
             cur = None
+        elif line.startswith(('@@lab-prog-begin ', '@@lab-prog-end ', '@@lab-kmemleak-',
+                              '@@lab-missing ', '@@lab-dmesg-begin')):
+            broken('its frame never ended: "%s" came inside it, so its output is cut and its '
+                   'exit status unknown' % line)
+            cur = None
+            if line.startswith(('@@lab-prog-begin ', '@@lab-kmemleak-begin')):
+                cur, buf = line.split()[1] if line.startswith('@@lab-prog-begin ') \
+                    else '@kmemleak', []
         else:
             buf.append(line)
+    if cur is not None and final:
+        broken('its frame never ended: the guest stopped while it ran (no exit status)')
     return out
 
 
@@ -301,6 +424,10 @@ def program_of(frame):
         return Program(name, text, status, secs)
     if kind == 'missing':
         return Program.failure(name, 'the build lists it, but /lab/tests/%s is missing' % name)
+    if kind == 'broken':
+        p = Program.failure(name, status)
+        p.lines = text.splitlines()
+        return p
     bad = 'unreferenced' in text or status != 'OK'
     p = Program('kmemleak_after_suite', '1..1\n%s 1 no unreferenced object\n'
                 % ('not ok' if bad else 'ok'))
@@ -310,28 +437,69 @@ def program_of(frame):
     return p
 
 
+def vanished(programs, manifest):
+    """The programs the build's manifest (one name a line) lists that no frame judged: a guest
+    that stopped early, or a runner that skipped them, must not make them disappear."""
+    with open(manifest, encoding='utf-8') as f:
+        listed = [line.strip() for line in f if line.strip()]
+    judged = {p.name for p in programs}
+    return [Program.failure(n, 'the build\'s manifest (%s) lists it, but no guest ran it: no '
+                               'frame of it came' % manifest)
+            for n in listed if n not in judged]
+
+
+def run_problems(programs, budget, whole):
+    """What fails a run beyond its programs: the budget's own problems, on a whole run its stale
+    entries, and a run that judged nothing."""
+    out = ['skip budget: ' + p for p in budget.problems]
+    if whole:
+        out += ['skip budget: ' + p for p in budget.stale()]
+    t = totals(programs)
+    if not programs or t['pass'] + t['fail'] == 0:
+        out.append('the run judged nothing: no case passed or failed')
+    return out
+
+
 def main(argv):
     if len(argv) >= 3 and argv[0] == 'check':
         name, path = argv[1], argv[2]
         status = int(argv[3]) if len(argv) > 3 else 0
         with open(path, encoding='utf-8', errors='replace') as f:
             p = Program(name, f.read(), status)
+        # No budget here: a skip is only read, an expected failure has nothing to earn it.
+        Budget(None, False).judge(p)
         for line in render([p]):
             print(line)
         return 1 if p.failed() else 0
-    if len(argv) in (2, 4) and argv[0] == 'data':
-        # Every program of a data channel, one line each: its name, then ok or its failures.
-        budget = Budget(argv[3], False) if len(argv) == 4 and argv[2] == '--budget' else None
+    if len(argv) >= 2 and argv[0] == 'data':
+        # Every program of a data channel: "NAME ok", or "NAME failed: WHY" for each failure.
+        # --budget B: held to the skip budget B; --manifest M: a whole run, whose programs are
+        # M's (and whose budget must have no stale entry). Then the run's own failures, a line
+        # each ("run failed: ..."); exit 1 if there were any.
+        opts = dict(zip(argv[2::2], argv[3::2]))
+        if len(argv) % 2 or set(opts) - {'--budget', '--manifest'}:
+            print(__doc__.split('\n\n')[-1].strip(), file=sys.stderr)
+            return 2
+        budget = Budget(opts['--budget'], False) if '--budget' in opts else None
         with open(argv[1], encoding='utf-8', errors='replace') as f:
-            for frame in frames(f.read()):
-                p = program_of(frame)
-                if budget:
-                    budget.judge(p)
-                why = p.problems + ['%s: %s' % (c.name, prob) for c in p.cases
-                                    for prob in c.problems]
-                why += ['%s: not ok' % c.name for c in p.cases if c.status == 'fail']
-                print('%s %s' % (p.name, 'failed: ' + '; '.join(why) if p.failed() else 'ok'))
-        return 0
+            programs = [program_of(frame) for frame in frames(f.read())]
+        if '--manifest' in opts:
+            programs += vanished(programs, opts['--manifest'])
+        for p in programs:
+            if budget:
+                budget.judge(p)
+            why = p.problems + ['%s: %s' % (c.name, prob) for c in p.cases
+                                for prob in c.problems]
+            why += ['%s: not ok' % c.name for c in p.cases if c.status == 'fail']
+            # A failure a line, so that a reader can tell the judge's words from a program's.
+            for w in why if p.failed() else []:
+                print('%s failed: %s' % (p.name, ' '.join(w.split())))
+            if not p.failed():
+                print('%s ok' % p.name)
+        run = run_problems(programs, budget or Budget(None, False), '--manifest' in opts)
+        for prob in run:
+            print('run failed: ' + prob)
+        return 1 if run else 0
     print(__doc__.split('\n\n')[-1].strip(), file=sys.stderr)
     return 2
 

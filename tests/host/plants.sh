@@ -29,6 +29,15 @@ else
 	echo "plants.sh: cannot tell the skip exit code of $harness" >&2
 	exit 1
 fi
+# What the tree's harness makes of a test's child exiting 2 or 3: 6.12's records KSFT_XFAIL and
+# KSFT_XPASS (an "ok" with a directive), 6.1's a failure.
+if grep -q 'WEXITSTATUS(status) == KSFT_XPASS' "$harness"; then
+	xfail_says="global.exits_2: an expected failure (XFAIL unknown) that the skip budget"
+	xpass_says="global.exits_3: XPASS (unknown)"
+else
+	xfail_says="global.exits_2: not ok"
+	xpass_says="global.exits_3: not ok"
+fi
 # The plant programs, static, the harness ones on the tree's own harness as tests are built.
 for src in "$top"/tests/plants/*.c; do
 	name=$(basename "$src" .c)
@@ -44,7 +53,10 @@ cp -r "$top/tests/plants/kmod" "$plants/kmod"
 make -s -C "$tree" M="$plants/kmod" modules >"$plants/kmod.log" 2>&1 ||
 	{ cat "$plants/kmod.log" >&2; echo "plants.sh: building the plant modules failed" >&2; exit 1; }
 
-# The program plants: NAME|what|the message the runner's verdict or the program must show.
+# The program plants: NAME|what|the failure the judge must name (tests/ktap.py data: a line
+# "NAME_test failed: WHY" each; a WHY ending in ": not ok" must be the whole line, any other its
+# start). Only the judge's words count: a program's own output could say anything. Some plants
+# check the program's frame too (frame_check, below).
 # A test program is /lab/tests/NAME_test (a plant program, or a wrapper running a real one planted).
 programs=(
 	"dies_midway|a program that dies by a signal after part of its plan|planned 2 cases, reported 1"
@@ -52,20 +64,54 @@ programs=(
 	"extra_ok|a program that reports more cases than its plan|planned 1 cases, reported 2"
 	"silent|a program that reports no case|reported no test case"
 	"dup_ok|a plan of 3 with ok 1 printed three times|test 1 reported 3 times"
-	"no_plan|results without a plan|no plan line"
-	"two_plans|a second plan line|2 plan lines"
-	"harness_exit_skip|a test's child exiting with the harness's skip code ($skip_exit)|skipped without a reason"
-	"harness_skip_after_expect|SKIP() after a failed EXPECT|an expectation failed"
-	"unlisted_skip|a skip the budget does not list|does not list it"
-	"ghost|a program the build lists but the guest lacks|is missing"
-	"nopatch|the lab's kernel without its series' 0001 and 0002 (kernel.env planted)|carry their whole series"
-	"cow_crash|a cow.c that crashes halfway|planned 10, reported 3, exited 139"
-	"cow_missing|no cow.c at all|exited 127"
-	"fadvise_exit|fadvise_demo exiting 2 with its rows as expected|fadvise_demo exits 0 as its records call for (it exited 2)"
-	"hca_unstaged|verbs rows whose HCA write carries nothing (its tag never staged)|the HCA did not read back what it wrote"
-	"query|a row whose PINDMA_IOC_QUERY fails (run as nobody)|could not run: PINDMA_IOC_QUERY"
-	"pagemap|a row whose pagemap read fails (run as nobody)|could not run: reading the parent's PFN"
+	"no_plan|results without a plan|no plan line (1..N)"
+	"two_plans|a second plan line|2 plan lines: 1..2, 1..2"
+	"harness_exit_skip|a test's child exiting with the harness's skip code ($skip_exit)|global.dies_with_the_skip_code: skipped without a reason"
+	"harness_exit_xfail|a test's child exiting 2 (6.12's harness: XFAIL)|$xfail_says"
+	"harness_exit_xpass|a test's child exiting 3 (6.12's harness: XPASS)|$xpass_says"
+	"harness_skip_after_expect|SKIP() after a failed EXPECT|global.fails_then_skips: an expectation failed"
+	"unlisted_skip|a skip the budget does not list|global.skips_unlisted: skipped (a plant's skip), and the skip budget"
+	"ghost|a program the build lists but the guest lacks|the build lists it, but /lab/tests/ghost_test is missing"
+	"nopatch|the lab's kernel without its series' 0001 and 0002 (kernel.env planted)|global.switch_exists_and_is_off_by_default: not ok"
+	"cow_crash|a cow.c that crashes halfway|cow.c ran its whole plan and exited as its results call for: not ok"
+	"cow_missing|no cow.c at all|cow.c ran its whole plan and exited as its results call for: not ok"
+	"cow_known_passed|a case cow-known.txt lists that passes|case 2 ... with base page: not ok"
+	"fadvise_exit|fadvise_demo exiting 3, a status no records call for (0, 1 or 2)|~fadvise_demo exits [0-2] as its records call for \(it exited 3\): not ok"
+	"hca_unstaged|verbs rows whose HCA write carries nothing (its tag never staged)|switch-off@rxe verdict: not ok"
+	"query|a row whose PINDMA_IOC_QUERY fails (run as nobody)|exited with status 2 without reporting a failed case"
+	"pagemap|a row whose pagemap read fails (run as nobody)|exited with status 2 without reporting a failed case"
 	"thlog_inject|a TH_LOG of several lines holding a result line of its own|ok"
+)
+# What the program itself must have shown besides (its frame of the data channel, fixed strings, a
+# line each), so that the judge's failure is the one the plant was made for.
+declare -A frame_check
+frame_check[cow_crash]='# cow.c (plain): planned 10, reported 3, exited 139 (its results call for 0)'
+frame_check[cow_missing]='# cow.c (plain): planned -, reported 0, exited 127 (its results call for 0)'
+frame_check[cow_known_passed]="# case 2 ... with base page: listed in cow-known.txt for $kernel but passed: take it off the list"
+frame_check[query]=$'could not run: PINDMA_IOC_QUERY\n1 rows: 0 as expected, 0 mismatched, 1 could not run\n@@lab-prog-end query_test 2 '
+frame_check[pagemap]=$'could not run: reading the parent\'s PFN\n1 rows: 0 as expected, 0 mismatched, 1 could not run\n@@lab-prog-end pagemap_test 2 '
+# The judge's plants without a boot: tests/ktap.py fed a small data channel (ktap_plant, below),
+# each holding the one fault it must fail: NAME|what|the line it must print (its start; the whole
+# line when it ends in ": not ok").
+ktaps=(
+	"nested|a nested not ok under a parent's ok|x_test failed: outer: subtest: 1 inner: not ok"
+	"nested_skip|a skip inside a subtest, under a parent's ok|x_test failed: outer: subtest: 1 inner: skip (a plant) inside a subtest"
+	"xfail|an XFAIL no budget lists|x_test failed: a: an expected failure (XFAIL anything) that the skip budget"
+	"xpass|an XPASS (6.12's harness: a test's child exiting 3)|x_test failed: global.t: XPASS (unknown)"
+	"indented|a result line indented by 2 spaces|x_test failed: a line indented by 2 spaces"
+	"unnumbered|a result line without its number|x_test failed: a result line without a test number: not ok - b"
+	"trailing|an indented block after the last result|x_test failed: an indented block after the last result"
+	"cut|a frame another program's begins inside|a_test failed: its frame never ended: \"@@lab-prog-begin b_test\" came inside it"
+	"open|a frame open when the guest stopped|a_test failed: its frame never ended: the guest stopped"
+	"vanished|a program the manifest lists and no frame brings|b_test failed: the build's manifest"
+	"nobudget|no skip budget file|run failed: skip budget: the skip budget $plants/ktap/none.txt does not exist: create it"
+	"listed_passed|a case the skip budget lists that passes|x_test failed: a: listed in the skip budget"
+	"stale|a skip budget entry for a case that did not run|run failed: skip budget: x_test: gone is listed in the skip budget but did not run"
+	"star_stale|a skip budget's * for a program none of whose cases skipped|run failed: skip budget: x_test: * is listed in the skip budget, but none of its cases skipped"
+	"nothing|a run that judged nothing|run failed: the run judged nothing"
+	"plan0|1..0 without a reason|x_test failed: 1..0 without a reason"
+	"status4|exit status 4 (skip) with a case that passed|x_test failed: exited with the skip status 4, yet not every case skipped"
+	"bailout|Bail out!|x_test failed: bailed out: Bail out! a plant"
 )
 # The console plants: module|what|vm/run's class of report|a word of its report naming the plant.
 consoles=(
@@ -102,7 +148,9 @@ if ! grep -qx CONFIG_DEBUG_VM=y "$tree/.config"; then
 elif [[ -f $tree/mm/gup.c ]] && grep -q 'if (pinned_pages_may_be_shared())' "$tree/mm/gup.c"; then
 	kplants+=(gup_fast_race)
 fi
-total=$((${#programs[@]} + ${#consoles[@]} + 1 + ${#kplants[@]} + debug))
+# The boots that plant vm/run's and run-all's own guards (below, after the console plants).
+others=5
+total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 1 + ${#kplants[@]} + debug))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
 # line it must no longer hold.
@@ -174,6 +222,68 @@ verdict() { # what ok(0/1) [diagnostic]
 	if [[ $2 == 1 ]]; then echo "ok $n $1"; else echo "not ok $n $1"; fi
 }
 
+# The judge fed small data channels (no boot): ktap_plant NAME writes $kt/NAME.data, and the skip
+# budget (NAME.budget, or none listing anything) and manifest (NAME.manifest: a whole run) it is
+# judged with.
+kt=$plants/ktap
+rm -rf "$kt"
+mkdir -p "$kt"
+echo '# a plant: no case may skip' >"$kt/empty.budget"
+frame() { # NAME STATUS LINE...: a program's frame of the data channel
+	local name=$1 status=$2
+	shift 2
+	printf '@@lab-prog-begin %s\n' "$name"
+	printf '%s\n' "$@"
+	printf '@@lab-prog-end %s %s 0.01\n' "$name" "$status"
+}
+ktap_plant() {
+	local d=$kt/$1
+	case $1 in
+	nested) frame x_test 0 'KTAP version 1' '1..1' '    KTAP version 1' '    1..1' '    not ok 1 inner' 'ok 1 outer' ;;
+	nested_skip) frame x_test 0 '1..1' '    1..1' '    ok 1 inner # SKIP a plant' 'ok 1 outer' ;;
+	xfail) frame x_test 0 '1..1' 'ok 1 a # XFAIL anything' ;;
+	xpass) frame x_test 0 '1..1' '#  RUN           global.t ...' 'ok 1 global.t # XPASS unknown' ;;
+	indented) frame x_test 0 '1..2' 'ok 1 a' '  not ok 2 b' 'ok 2 c' ;;
+	unnumbered) frame x_test 0 '1..1' 'ok 1 a' 'not ok - b' ;;
+	trailing) frame x_test 0 '1..1' 'ok 1 a' '    garbage' '    not ok 7' ;;
+	cut) printf '@@lab-prog-begin a_test\n1..1\nok 1 a\n'; frame b_test 0 '1..1' 'ok 1 b' ;;
+	open) printf '@@lab-prog-begin a_test\n1..1\nok 1 a\n' ;;
+	vanished) frame a_test 0 '1..1' 'ok 1 a'; printf 'a_test\nb_test\n' >"$d.manifest" ;;
+	nobudget) frame x_test 0 '1..1' 'ok 1 a' ;;
+	listed_passed) frame x_test 0 '1..1' 'ok 1 a'; echo 'x_test | a | a plant' >"$d.budget" ;;
+	stale)
+		frame x_test 0 '1..1' 'ok 1 a'
+		echo 'x_test | gone | a plant' >"$d.budget"
+		echo x_test >"$d.manifest"
+		;;
+	star_stale)
+		frame x_test 0 '1..1' 'ok 1 a'
+		echo 'x_test | * | a plant' >"$d.budget"
+		echo x_test >"$d.manifest"
+		;;
+	nothing) frame x_test 4 '1..1' 'ok 1 a # SKIP a plant'; echo 'x_test | a | a plant' >"$d.budget" ;;
+	plan0) frame x_test 4 '1..0' ;;
+	status4) frame x_test 4 '1..1' 'ok 1 a' ;;
+	bailout) frame x_test 1 '1..2' 'ok 1 a' 'Bail out! a plant' ;;
+	esac >"$d.data"
+	local args=(--budget "$kt/empty.budget")
+	[[ ! -f $d.budget ]] || args=(--budget "$d.budget")
+	[[ $1 != nobudget ]] || args=(--budget "$kt/none.txt")
+	[[ ! -f $d.manifest ]] || args+=(--manifest "$d.manifest")
+	python3 "$top/tests/ktap.py" data "$d.data" "${args[@]}" >"$d.verdicts" || true
+}
+for c in "${ktaps[@]}"; do
+	IFS='|' read -r name what want <<<"$c"
+	ktap_plant "$name"
+	if [[ $want == *': not ok' ]]; then
+		grep -qxF -- "$want" "$kt/$name.verdicts" && ok=1 || ok=0
+	else
+		W=$want awk 'index($0, ENVIRON["W"]) == 1 { f = 1 } END { exit !f }' "$kt/$name.verdicts" && ok=1 || ok=0
+	fi
+	verdict "$what turns the judge red (tests/ktap.py)" "$ok" \
+		"$([[ $ok == 1 ]] || echo "expected '$want'; got: $(tr '\n' '|' <"$kt/$name.verdicts") ($kt/$name.data)")"
+done
+
 # Boot 1: every program plant, each judged from its own frame.
 w=$plants/guest/wrap
 mkdir -p "$w" "$plants/guest/demo"
@@ -187,6 +297,8 @@ for c in "${programs[@]}"; do
 		printf '#!/bin/sh\nLAB_KERNEL_ENV=/lab/plants/kernel.env exec /lab/tests/fork_switch_test switch_exists_and_is_off_by_default\n' >"$w/$name" ;;
 	cow_crash) printf '#!/bin/sh\nCOW=/lab/plants/cow_crash exec /lab/tests/cow_test\n' >"$w/$name" ;;
 	cow_missing) printf '#!/bin/sh\nCOW=/lab/plants/none exec /lab/tests/cow_test\n' >"$w/$name" ;;
+	cow_known_passed)
+		printf '#!/bin/sh\nCOW=/lab/plants/cow_crash COW_KNOWN=/lab/plants/cow-known.txt exec /lab/tests/cow_test\n' >"$w/$name" ;;
 	fadvise_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test fadvise_demo\n' >"$w/$name" ;;
 	hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
 	query) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only pin" nobody\n' >"$w/$name" ;;
@@ -197,7 +309,9 @@ for c in "${programs[@]}"; do
 	adds+=(--add "$w/$name:/lab/tests/${name}_test")
 	run+=("${name}_test")
 done
-printf '#!/bin/sh\n/lab/demo/fadvise_demo "$@"\nexit 2\n' >"$plants/guest/demo/fadvise_demo"
+# Exit 3: a status no records call for, so that the guard speaks whatever the rows did (a row that
+# could not run calls for 2).
+printf '#!/bin/sh\n/lab/demo/fadvise_demo "$@"\nexit 3\n' >"$plants/guest/demo/fadvise_demo"
 chmod +x "$plants/guest/demo/fadvise_demo"
 # verbs_demo with the HCA's tag never staged before its RDMA WRITE: a copy of its play with that
 # line taken out (the plant must have found it), linked as vm/guest.mk links the real one.
@@ -208,21 +322,38 @@ gcc -O2 -Wall -Wextra -Werror -isystem "$tree/usr/include" -I"$top/liblab" -I"$t
 	-I"$top/drivers/pindma/uapi" -o "$plants/guest/demo/verbs_demo" "$top/demo/verbs_demo.c" \
 	"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
 sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
+# cow-known.txt listing a case that cow_crash passes (its second), for this kernel.
+echo "$kernel | xfail | case 2 ... with base page | a plant: listed, yet it passes" >"$plants/cow-known.txt"
+# The boot's skip budget: the kernel's, and the doc blocks the plant programs running one demo skip.
+cat "$top/tests/skips/$kernel.txt" "$top/tests/plants/skips.txt" >"$plants/skips.txt"
 # A folder whose manifest lists a program it lacks, run as a whole (the runner's manifest check).
 echo ghost_test >"$plants/manifest"
 adds+=(--add "$plants/guest/demo/fadvise_demo:/lab/plants/demo/fadvise_demo"
 	--add "$plants/guest/demo/verbs_demo:/lab/plants/demo/verbs_demo"
 	--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
+	--add "$plants/cow-known.txt:/lab/plants/cow-known.txt"
 	--add "$plants/manifest:/lab/plants/tests/manifest")
 rc=0
 "$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
 	"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
 	>"$plants/programs.out" 2>&1 || rc=$?
-python3 "$top/tests/ktap.py" data "$plants/programs.data" --budget "$top/tests/skips/$kernel.txt" \
-	>"$plants/programs.verdicts"
+verdicts=$plants/programs.verdicts
+python3 "$top/tests/ktap.py" data "$plants/programs.data" --budget "$plants/skips.txt" >"$verdicts" || true
+# judge_says NAME WHY: the judge's verdicts hold "NAME_test failed: WHY" (WHY ending in ": not ok" as
+# the whole line, any other as its start; ~WHY: an extended regular expression for the whole WHY).
+judge_says() {
+	local want="${1}_test failed: $2"
+	if [[ $2 == '~'* ]]; then
+		grep -qxE -- "${1}_test failed: ${2#'~'}" "$verdicts"
+	elif [[ $2 == *': not ok' ]]; then
+		grep -qxF -- "$want" "$verdicts"
+	else
+		W=$want awk 'index($0, ENVIRON["W"]) == 1 { f = 1 } END { exit !f }' "$verdicts"
+	fi
+}
 for c in "${programs[@]}"; do
 	IFS='|' read -r name what message <<<"$c"
-	line=$(grep "^${name}_test " "$plants/programs.verdicts" || true)
+	line=$(grep "^${name}_test " "$verdicts" | head -1 || true)
 	text=$(sed -n "/^@@lab-prog-begin ${name}_test\$/,/^@@lab-prog-end ${name}_test /p" "$plants/programs.data" | tr -d '\r')
 	if [[ $message == ok ]]; then
 		# The guard keeps this one green: one case, the injected line read as a diagnostic.
@@ -232,16 +363,25 @@ for c in "${programs[@]}"; do
 		else
 			verdict "$what is read as a diagnostic, not a result" 0 "boot status $rc; got: ${line:-no frame} ($plants/programs.data)"
 		fi
-	elif [[ $rc == 0 && $line == *" failed: "* ]] && grep -qF -- "$message" <<<"$line$text"; then
+		continue
+	fi
+	shown=1
+	while IFS= read -r want; do
+		[[ -z $want ]] || grep -qF -- "$want" <<<"$text" || { shown=0; break; }
+	done <<<"${frame_check[$name]:-}"
+	if [[ $rc == 0 && $shown == 1 ]] && judge_says "$name" "$message"; then
 		verdict "$what turns its program red" 1
 	else
-		verdict "$what turns its program red" 0 "boot status $rc; expected '${name}_test failed' with '$message'; got: ${line:-no frame} ($plants/programs.data)"
+		verdict "$what turns its program red" 0 "boot status $rc, its frame as planted: $shown; expected '${name}_test failed: $message'; got: $(grep "^${name}_test " "$verdicts" | tr '\n' '|' || echo 'no frame') ($plants/programs.data)"
 	fi
 done
 
 # Boot 2: every console plant; each module must load (the command exits 0) and vm/run must fail the
 # run naming the class of report each causes.
+# And a report only the whole kernel log carries: KERN_INFO is below the console's level (5).
+quiet='page dumped because: a plant at KERN_INFO, below the console level'
 cmd="echo 1 >/proc/sys/kernel/watchdog_thresh && echo 2 >/proc/sys/kernel/hung_task_timeout_secs"
+cmd+=" && echo '<6>plant: $quiet' >/dev/kmsg"
 for c in "${consoles[@]}"; do
 	IFS='|' read -r mod _ _ _ <<<"$c"
 	cmd+=" && insmod /lab/plants/plant_$mod.ko"
@@ -265,6 +405,63 @@ for c in "${consoles[@]}"; do
 		verdict "$what turns the run red (vm/run: $class)" 0 "status $rc, modules loaded $loaded, $classes; see $plants/console.out"
 	fi
 done
+
+# The same boot: the report at KERN_INFO is found in the whole log the guest hands over, and only
+# there (the console never shows it).
+if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" bad-page "* ]] &&
+	grep -qF -- "$quiet" "$plants/console.out" && ! grep -qF -- "$quiet" "$build/logs/plant-console.log"; then
+	verdict "a report below the console's level turns the run red (vm/run: bad-page, from the whole kernel log)" 1
+else
+	verdict "a report below the console's level turns the run red (vm/run: bad-page, from the whole kernel log)" 0 \
+		"status $rc, modules loaded $loaded, $classes; see $plants/console.out"
+fi
+
+# Boots of vm/run's guards on the log the guest hands over: each guest's command succeeds (exit
+# marker 0), so only the guard can fail the run. NAME|what|VM_APPEND|/init planted (sed script on
+# guest/init, or none)|the guest command|vm/run's FAIL message (its start).
+vmplants=(
+	"dmesg-empty|a guest whose dmesg hands over nothing||s/^\t\tdmesg -s 4194304\$/\t\ttrue/|true|the guest handed over an empty kernel log"
+	"dmesg-none|a guest that hands over no kernel log||s/^if \[ -n \"\$LAB_OUT\" \]; then\$/if false; then/|true|the guest ended without handing over its whole kernel log"
+	"dmesg-wrapped|a kernel log that wrapped (printed past its 128 KiB)|printk.devkmsg=on||l=\$(printf %0900d 0); i=0; while [ \$i -lt 200 ]; do echo \"<6>plant: filler \$i \$l\" >/dev/kmsg; i=\$((i + 1)); done|the kernel log wrapped: its first record is at"
+)
+for c in "${vmplants[@]}"; do
+	IFS='|' read -r name what append script gcmd want <<<"$c"
+	adds=()
+	if [[ -n $script ]]; then
+		sed "$script" "$top/guest/init" >"$plants/init-$name"
+		chmod +x "$plants/init-$name"
+		if cmp -s "$plants/init-$name" "$top/guest/init"; then
+			verdict "$what turns the run red (vm/run)" 0 "the plant found nothing to change in guest/init ($script)"
+			continue
+		fi
+		adds=(--add "$plants/init-$name:/init")
+	fi
+	rc=0
+	VM_APPEND=$append "$top/vm/run" --name "plant-$name" "${adds[@]}" -- sh -c "$gcmd" >"$plants/$name.out" 2>&1 || rc=$?
+	ok=0
+	[[ $rc != 0 ]] && grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-$name.log" &&
+		grep -qF -- "vm/run: FAIL: $want" "$plants/$name.out" && ok=1
+	verdict "$what turns the run red (vm/run)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; expected 'vm/run: FAIL: $want'; see $plants/$name.out")"
+done
+
+# run-all with a guest job that fails (its guest times out before any program ran): the job is a
+# failed program of its own, and the run is red. A build folder of the plant's own, with the lab's
+# kernel, guest and kernel.env and disks of its own, so that no disk of the suite is waited for.
+ra=$plants/runall
+rm -rf "$ra"
+mkdir -p "$ra"
+for f in linux initramfs.cpio gen_init_cpio kernel.env; do
+	ln -s "$(readlink -f "$build/$f")" "$ra/$f"
+done
+for f in disk.img eio.img odirect.img; do
+	truncate -s 1M "$ra/$f"
+done
+rc=0
+BUILD=$ra VM_TIMEOUT=1 T=madvise_test python3 "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
+ok=0
+[[ $rc == 1 ]] && grep -qx 'not ok 1 guest_test' "$ra/out" &&
+	grep -q '^    # guest_test: the guest run failed: timed out after 1s' "$ra/out" && ok=1
+verdict "a guest job that fails turns run-all red" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $ra/out")"
 
 # Boot 3: a guest that hangs.
 rc=0

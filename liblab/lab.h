@@ -39,8 +39,12 @@ int lab_read_int(const char *path);
  */
 #define LAB_LOCK_SWITCH "fork-switch"
 #define LAB_LOCK_WRITEBACK "writeback"
+#define LAB_LOCK_HUGETLB "hugetlb"	/* growing the hugetlb pool: lab_reserve_hugepages() */
 int lab_lock(const char *name, bool exclusive);
-/* At least n free 2 MiB hugetlb pages, raising vm.nr_hugepages if need be; 0 or -1. */
+/*
+ * n more 2 MiB hugetlb pages in the pool: vm.nr_hugepages raised by n under LAB_LOCK_HUGETLB,
+ * so that demos played at once each get their own; 0 or -1.
+ */
 int lab_reserve_hugepages(int n);
 /* Write value to a /proc or /sys file: 0, or -1 with errno set. */
 int lab_write_str(const char *path, const char *value);

@@ -93,6 +93,12 @@ static void define_probe(const char *fn)
 	char def[128];
 	int fd;
 
+	/*
+	 * A jump-optimized kprobe's stack trace ends in its trampoline (seen on the debug kernel,
+	 * whose probe at alloc_huge_page+0 is not an ftrace site): the frames that say which copy
+	 * this is are lost. The int3 path unwinds through the exception frame.
+	 */
+	lab_write_str("/proc/sys/debug/kprobes-optimization", "0");
 	snprintf(def, sizeof(def), "p:lab/%s %s\n", fn, fn);
 	fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND);
 	if (fd < 0)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -66,7 +67,8 @@ static int power_cut(void)
 
 static int do_write(void)
 {
-	int fd[2];
+	int fd[2], dirty, writeback;
+	char line[128], *map;
 
 	/* Nothing but the calls under test may write the data out before the reset. */
 	if (lab_quiet_writeback(true))
@@ -84,6 +86,18 @@ static int do_write(void)
 	    posix_fadvise(fd[0], 0, SIZE, LINUX_FADV_ASYNC_WRITE) ||
 	    posix_fadvise(fd[0], 0, SIZE, LINUX_FADV_WRITE_WAIT))
 		return perror("posix_fadvise"), 2;
+	/*
+	 * What the kernel says of the pages at once, before the cut: a WRITE_WAIT that waited left
+	 * none dirty or under writeback. Read here, right after the call, this does not depend on
+	 * how soon the cut follows (a busy host once let the disk finish before it).
+	 */
+	map = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, fd[0], 0);
+	if (map == MAP_FAILED || lab_page_states(map, 0, SIZE / PAGE, &dirty, &writeback))
+		return perror("reading the page states"), 2;
+	snprintf(line, sizeof(line), "<4>crash_helper: after wait-write-wait %d pages dirty, %d under "
+		 "writeback\n", dirty, writeback);
+	if (kmsg(line))
+		return perror("/dev/kmsg"), 2;
 	/*
 	 * The line is the proof that the calls returned before the cut. Through stdout it went to
 	 * the tty, and the UART sent it later or, cut first, never (seen once in CI). The kernel's

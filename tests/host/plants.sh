@@ -129,10 +129,14 @@ consoles=(
 	"softlockup|a soft lockup (kernel.watchdog_thresh=1)|soft-lockup|soft lockup"
 	"hungtask|a hung task (kernel.hung_task_timeout_secs=2)|hung-task|blocked for more than"
 )
-[[ $debug == 0 ]] || consoles+=(
+# lockdep first: the first taint that is not an out-of-tree module's (the WARN plant's) turns lock
+# debugging off ("Disabling lock debugging due to kernel taint"), and a lock inversion after it goes
+# unreported (seen: the debug boot's classes without lockdep).
+[[ $debug == 0 ]] || consoles=(
+	"lockdep|a lock inversion (lockdep)|lockdep|circular locking"
+	"${consoles[@]}"
 	"listcorrupt|a list corruption (DEBUG_LIST)|list|list_add corruption"
 	"kasan|a use-after-free (KASAN)|kasan|plant_kasan_init"
-	"lockdep|a lock inversion (lockdep)|lockdep|circular locking"
 	"ubsan|an out-of-bounds shift (UBSAN)|ubsan|shift-out-of-bounds"
 )
 # Kernel plants: the lab's tree with one source file edited (plant_kernel, below), each for the guard

@@ -19,10 +19,11 @@ number, and an indented block no result closes fail. The data channel's frames m
 (frames()); a whole run's programs are the build's manifest (vanished()).
 
   ktap.py check NAME FILE [STATUS]   judge one program's output; exit 1 if it failed
-  ktap.py data FILE [--budget B] [--manifest M]
+  ktap.py data FILE [--budget B] [--manifest M] [--debug 1]
                                      judge every program in a data channel (vm/run --out), a line
                                      each, or one a failure (with the skip budget B; a whole run
-                                     of manifest M), then
+                                     of manifest M; a debug kernel's, whose kmemleak and lockdep
+                                     reports must come), then
                                      the run's own failures; exit 1 if the run failed
 """
 import os
@@ -385,6 +386,8 @@ def frames(data, final=True):
                 out.append(('missing', line.split()[1], '', 0, None))
             elif line.startswith('@@lab-kmemleak-begin'):
                 cur, buf = '@kmemleak', []
+            elif line.startswith('@@lab-lockdep'):
+                out.append(('lockdep', 'lockdep_after_suite', '', line.split()[-1], None))
             elif line.startswith('@@lab-prog-end '):
                 cur, buf = line.split()[1], []
                 broken('an end of frame with no beginning: ' + line)
@@ -403,7 +406,7 @@ def frames(data, final=True):
                 out.append(('prog', cur, '\n'.join(buf), status, secs))
             cur = None
         elif line.startswith(('@@lab-prog-begin ', '@@lab-prog-end ', '@@lab-kmemleak-',
-                              '@@lab-missing ', '@@lab-dmesg-begin')):
+                              '@@lab-missing ', '@@lab-dmesg-begin', '@@lab-lockdep')):
             broken('its frame never ended: "%s" came inside it, so its output is cut and its '
                    'exit status unknown' % line)
             cur = None
@@ -428,6 +431,15 @@ def program_of(frame):
         p = Program.failure(name, status)
         p.lines = text.splitlines()
         return p
+    if kind == 'lockdep':
+        on = status == '1'
+        p = Program('lockdep_after_suite', '1..1\n%s 1 lockdep still on after the suite\n'
+                    % ('ok' if on else 'not ok'))
+        if not on:
+            p.lines = ['# debug_locks is %s after the suite: lock debugging was turned off (the '
+                       'kernel log says "Disabling lock debugging" and why), so lockdep checked '
+                       'nothing from then on' % status] + p.lines
+        return p
     bad = 'unreferenced' in text or status != 'OK'
     p = Program('kmemleak_after_suite', '1..1\n%s 1 no unreferenced object\n'
                 % ('not ok' if bad else 'ok'))
@@ -446,6 +458,19 @@ def vanished(programs, manifest):
     return [Program.failure(n, 'the build\'s manifest (%s) lists it, but no guest ran it: no '
                                'frame of it came' % manifest)
             for n in listed if n not in judged]
+
+
+DETECTORS = ('kmemleak', 'lockdep')
+
+
+def detectors_unread(programs, guest='suite'):
+    """On the debug kernel, a guest must hand over what its detectors found after the suite: a
+    guest whose kmemleak or lockdep report never came (debugfs not mounted, a config that lost
+    them, a runner that skipped the step) must not pass as a guest with nothing to report."""
+    names = {p.name for p in programs}
+    return [Program.failure('%s_after_%s' % (d, guest),
+                            'the debug kernel\'s %s report after the suite never came' % d)
+            for d in DETECTORS if '%s_after_%s' % (d, guest) not in names]
 
 
 def run_problems(programs, budget, whole):
@@ -477,7 +502,7 @@ def main(argv):
         # M's (and whose budget must have no stale entry). Then the run's own failures, a line
         # each ("run failed: ..."); exit 1 if there were any.
         opts = dict(zip(argv[2::2], argv[3::2]))
-        if len(argv) % 2 or set(opts) - {'--budget', '--manifest'}:
+        if len(argv) % 2 or set(opts) - {'--budget', '--manifest', '--debug'}:
             print(__doc__.split('\n\n')[-1].strip(), file=sys.stderr)
             return 2
         budget = Budget(opts['--budget'], False) if '--budget' in opts else None
@@ -485,6 +510,8 @@ def main(argv):
             programs = [program_of(frame) for frame in frames(f.read())]
         if '--manifest' in opts:
             programs += vanished(programs, opts['--manifest'])
+        if opts.get('--debug') == '1':
+            programs += detectors_unread(programs)
         for p in programs:
             if budget:
                 budget.judge(p)

@@ -529,16 +529,46 @@ for k in "${kplants[@]}"; do
 	esac
 done
 
-# Boot 5 (debug kernel): an object leaked during the suite, which kmemleak must report after it.
+# Boot 5 (debug kernel): an object leaked during the suite, which kmemleak must report after it,
+# and lock debugging turned off silently (no report, no taint), which the lockdep line after the
+# suite must report. Each verdict reads its own guard's line only.
 if [[ $debug == 1 ]]; then
 	rc=0
 	"$top/vm/run" --name plant-leak --out "$plants/leak.data" \
-		--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" -- \
-		sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/guest/run-tests madvise_test' \
+		--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" \
+		--add "$plants/kmod/plant_lockoff.ko:/lab/plants/plant_lockoff.ko" -- \
+		sh -c 'insmod /lab/plants/plant_leak.ko && insmod /lab/plants/plant_lockoff.ko &&
+			exec /lab/guest/run-tests madvise_test' \
 		>"$plants/leak.out" 2>&1 || rc=$?
-	if python3 "$top/tests/ktap.py" data "$plants/leak.data" | grep -q '^kmemleak_after_suite failed'; then
-		verdict "an object the kernel leaks during the suite turns the run red (kmemleak)" 1
-	else
-		verdict "an object the kernel leaks during the suite turns the run red (kmemleak)" 0 "status $rc; see $plants/leak.data"
-	fi
+	python3 "$top/tests/ktap.py" data "$plants/leak.data" --debug 1 >"$plants/leak.judged" || true
+	ok=0
+	grep -q '^madvise_test ok$' "$plants/leak.judged" &&
+		grep -q '^kmemleak_after_suite failed' "$plants/leak.judged" && ok=1
+	verdict "an object the kernel leaks during the suite turns the run red (kmemleak)" "$ok" \
+		"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
+	ok=0
+	grep -q '^madvise_test ok$' "$plants/leak.judged" &&
+		grep -qx 'lockdep_after_suite failed: lockdep still on after the suite: not ok' "$plants/leak.judged" && ok=1
+	verdict "lock debugging turned off silently during the suite turns the run red (lockdep_after_suite)" "$ok" \
+		"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
+else
+	# A debug run whose guest never hands over its detectors' reports (here: the normal kernel,
+	# which has neither) must fail in run-all, not pass as a guest with nothing to report.
+	rd=$plants/runall-debug
+	rm -rf "$rd"
+	mkdir -p "$rd"
+	for f in linux initramfs.cpio gen_init_cpio kernel.env; do
+		ln -s "$(readlink -f "$build/$f")" "$rd/$f"
+	done
+	for f in disk.img eio.img odirect.img; do
+		truncate -s 1M "$rd/$f"
+	done
+	rc=0
+	BUILD=$rd FLAVOUR=debug T=madvise_test:dontfork_sets_dc python3 "$top/tests/run-all" >"$rd/out" 2>&1 || rc=$?
+	ok=0
+	[[ $rc == 1 ]] && grep -q '^ok 1 madvise_test' "$rd/out" &&
+		grep -q "^    # kmemleak_after_suite: the debug kernel's kmemleak report after the suite never came" "$rd/out" &&
+		grep -q "^    # lockdep_after_suite: the debug kernel's lockdep report after the suite never came" "$rd/out" && ok=1
+	verdict "a debug run whose guest hands over no kmemleak or lockdep report turns run-all red" "$ok" \
+		"$([[ $ok == 1 ]] || echo "status $rc; see $rd/out")"
 fi

@@ -164,7 +164,7 @@ elif [[ -f $tree/mm/gup.c ]] && grep -q 'if (pinned_pages_may_be_shared())' "$tr
 fi
 # The boots that plant vm/run's and run-all's own guards (below, after the console plants).
 others=5
-total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 1 + ${#kplants[@]} + debug))
+total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + debug))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
 # line it must no longer hold.
@@ -232,6 +232,7 @@ fi
 echo "TAP version 13"
 echo "1..$total"
 n=0
+# The boots' sections (below) run side by side: their verdicts are numbered again once all are in.
 verdict() { # what ok(0/1) [diagnostic]
 	n=$((n + 1))
 	[[ -z ${3:-} ]] || echo "# $3"
@@ -300,72 +301,73 @@ for c in "${ktaps[@]}"; do
 		"$([[ $ok == 1 ]] || echo "expected '$want'; got: $(tr '\n' '|' <"$kt/$name.verdicts") ($kt/$name.data)")"
 done
 
-# Boot 1: every program plant, each judged from its own frame.
-w=$plants/guest/wrap
-mkdir -p "$w" "$plants/guest/demo"
-adds=()
-run=()
-for c in "${programs[@]}"; do
-	IFS='|' read -r name _ _ <<<"$c"
-	case $name in
-	ghost) continue ;;
-	nopatch)
-		printf '#!/bin/sh\nLAB_KERNEL_ENV=/lab/plants/kernel.env exec /lab/tests/fork_switch_test switch_exists_and_is_off_by_default\n' >"$w/$name" ;;
-	cow_crash) printf '#!/bin/sh\nCOW=/lab/plants/cow_crash exec /lab/tests/cow_test\n' >"$w/$name" ;;
-	cow_missing) printf '#!/bin/sh\nCOW=/lab/plants/none exec /lab/tests/cow_test\n' >"$w/$name" ;;
-	cow_known_passed)
-		printf '#!/bin/sh\nCOW=/lab/plants/cow_crash COW_KNOWN=/lab/plants/cow-known.txt exec /lab/tests/cow_test\n' >"$w/$name" ;;
-	fadvise_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test fadvise_demo\n' >"$w/$name" ;;
-	hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
-	query) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only pin" nobody\n' >"$w/$name" ;;
-	pagemap) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only mlock" nobody\n' >"$w/$name" ;;
-	*) adds+=(--add "$plants/guest/$name:/lab/tests/${name}_test"); run+=("${name}_test"); continue ;;
-	esac
-	chmod +x "$w/$name"
-	adds+=(--add "$w/$name:/lab/tests/${name}_test")
-	run+=("${name}_test")
-done
-# Exit 3: a status no records call for, so that the guard speaks whatever the rows did (a row that
-# could not run calls for 2).
-printf '#!/bin/sh\n/lab/demo/fadvise_demo "$@"\nexit 3\n' >"$plants/guest/demo/fadvise_demo"
-chmod +x "$plants/guest/demo/fadvise_demo"
-# verbs_demo with the HCA's tag never staged before its RDMA WRITE: a copy of its play with that
-# line taken out (the plant must have found it), linked as vm/guest.mk links the real one.
-sed '/memcpy(stage + OFF_HCA, HCA, TAG);/d' "$top/rows/verbs_play.c" >"$plants/verbs_play.c"
-! cmp -s "$plants/verbs_play.c" "$top/rows/verbs_play.c" ||
-	{ echo "plants.sh: verbs_play.c has no staging memcpy to take out" >&2; exit 1; }
-gcc -O2 -Wall -Wextra -Werror -isystem "$tree/usr/include" -I"$top/liblab" -I"$top/rows" \
-	-I"$top/drivers/pindma/uapi" -o "$plants/guest/demo/verbs_demo" "$top/demo/verbs_demo.c" \
-	"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
-sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
-# cow-known.txt listing a case that cow_crash passes (its second), for this kernel.
-echo "$kernel | xfail | case 2 ... with base page | a plant: listed, yet it passes" >"$plants/cow-known.txt"
-# The boot's skip budget: the kernel's, and the doc blocks the plant programs running one demo skip.
-cat "$top/tests/skips/$kernel.txt" "$top/tests/plants/skips.txt" >"$plants/skips.txt"
-# A folder whose manifest lists a program it lacks, run as a whole (the runner's manifest check).
-echo ghost_test >"$plants/manifest"
-adds+=(--add "$plants/guest/demo/fadvise_demo:/lab/plants/demo/fadvise_demo"
-	--add "$plants/guest/demo/verbs_demo:/lab/plants/demo/verbs_demo"
-	--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
-	--add "$plants/cow-known.txt:/lab/plants/cow-known.txt"
-	--add "$plants/manifest:/lab/plants/tests/manifest")
-rc=0
-"$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
-	"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
-	>"$plants/programs.out" 2>&1 || rc=$?
-verdicts=$plants/programs.verdicts
-python3 "$top/tests/ktap.py" data "$plants/programs.data" --budget "$plants/skips.txt" >"$verdicts" || true
-# judge_says NAME WHY: the judge's verdicts hold "NAME_test failed: WHY" (WHY ending in ": not ok" as
-# the whole line, any other as its start; ~WHY: an extended regular expression for the whole WHY).
-judge_says() {
-	local want="${1}_test failed: $2"
-	if [[ $2 == '~'* ]]; then
-		grep -qxE -- "${1}_test failed: ${2#'~'}" "$verdicts"
-	elif [[ $2 == *': not ok' ]]; then
-		grep -qxF -- "$want" "$verdicts"
-	else
-		W=$want awk 'index($0, ENVIRON["W"]) == 1 { f = 1 } END { exit !f }' "$verdicts"
-	fi
+sec_programs() {
+	# Boot 1: every program plant, each judged from its own frame.
+	w=$plants/guest/wrap
+	mkdir -p "$w" "$plants/guest/demo"
+	adds=()
+	run=()
+	for c in "${programs[@]}"; do
+		IFS='|' read -r name _ _ <<<"$c"
+		case $name in
+		ghost) continue ;;
+		nopatch)
+			printf '#!/bin/sh\nLAB_KERNEL_ENV=/lab/plants/kernel.env exec /lab/tests/fork_switch_test switch_exists_and_is_off_by_default\n' >"$w/$name" ;;
+		cow_crash) printf '#!/bin/sh\nCOW=/lab/plants/cow_crash exec /lab/tests/cow_test\n' >"$w/$name" ;;
+		cow_missing) printf '#!/bin/sh\nCOW=/lab/plants/none exec /lab/tests/cow_test\n' >"$w/$name" ;;
+		cow_known_passed)
+			printf '#!/bin/sh\nCOW=/lab/plants/cow_crash COW_KNOWN=/lab/plants/cow-known.txt exec /lab/tests/cow_test\n' >"$w/$name" ;;
+		fadvise_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test fadvise_demo\n' >"$w/$name" ;;
+		hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
+		query) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only pin" nobody\n' >"$w/$name" ;;
+		pagemap) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only mlock" nobody\n' >"$w/$name" ;;
+		*) adds+=(--add "$plants/guest/$name:/lab/tests/${name}_test"); run+=("${name}_test"); continue ;;
+		esac
+		chmod +x "$w/$name"
+		adds+=(--add "$w/$name:/lab/tests/${name}_test")
+		run+=("${name}_test")
+	done
+	# Exit 3: a status no records call for, so that the guard speaks whatever the rows did (a row that
+	# could not run calls for 2).
+	printf '#!/bin/sh\n/lab/demo/fadvise_demo "$@"\nexit 3\n' >"$plants/guest/demo/fadvise_demo"
+	chmod +x "$plants/guest/demo/fadvise_demo"
+	# verbs_demo with the HCA's tag never staged before its RDMA WRITE: a copy of its play with that
+	# line taken out (the plant must have found it), linked as vm/guest.mk links the real one.
+	sed '/memcpy(stage + OFF_HCA, HCA, TAG);/d' "$top/rows/verbs_play.c" >"$plants/verbs_play.c"
+	! cmp -s "$plants/verbs_play.c" "$top/rows/verbs_play.c" ||
+		{ echo "plants.sh: verbs_play.c has no staging memcpy to take out" >&2; exit 1; }
+	gcc -O2 -Wall -Wextra -Werror -isystem "$tree/usr/include" -I"$top/liblab" -I"$top/rows" \
+		-I"$top/drivers/pindma/uapi" -o "$plants/guest/demo/verbs_demo" "$top/demo/verbs_demo.c" \
+		"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
+	sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
+	# cow-known.txt listing a case that cow_crash passes (its second), for this kernel.
+	echo "$kernel | xfail | case 2 ... with base page | a plant: listed, yet it passes" >"$plants/cow-known.txt"
+	# The boot's skip budget: the kernel's, and the doc blocks the plant programs running one demo skip.
+	cat "$top/tests/skips/$kernel.txt" "$top/tests/plants/skips.txt" >"$plants/skips.txt"
+	# A folder whose manifest lists a program it lacks, run as a whole (the runner's manifest check).
+	echo ghost_test >"$plants/manifest"
+	adds+=(--add "$plants/guest/demo/fadvise_demo:/lab/plants/demo/fadvise_demo"
+		--add "$plants/guest/demo/verbs_demo:/lab/plants/demo/verbs_demo"
+		--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
+		--add "$plants/cow-known.txt:/lab/plants/cow-known.txt"
+		--add "$plants/manifest:/lab/plants/tests/manifest")
+	rc=0
+	"$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
+		"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
+		>"$plants/programs.out" 2>&1 || rc=$?
+	verdicts=$plants/programs.verdicts
+	python3 "$top/tests/ktap.py" data "$plants/programs.data" --budget "$plants/skips.txt" >"$verdicts" || true
+	# judge_says NAME WHY: the judge's verdicts hold "NAME_test failed: WHY" (WHY ending in ": not ok" as
+	# the whole line, any other as its start; ~WHY: an extended regular expression for the whole WHY).
+	judge_says() {
+		local want="${1}_test failed: $2"
+		if [[ $2 == '~'* ]]; then
+			grep -qxE -- "${1}_test failed: ${2#'~'}" "$verdicts"
+		elif [[ $2 == *': not ok' ]]; then
+			grep -qxF -- "$want" "$verdicts"
+		else
+			W=$want awk 'index($0, ENVIRON["W"]) == 1 { f = 1 } END { exit !f }' "$verdicts"
+		fi
 }
 for c in "${programs[@]}"; do
 	IFS='|' read -r name what message <<<"$c"
@@ -392,183 +394,221 @@ for c in "${programs[@]}"; do
 	fi
 done
 
-# Boot 2: every console plant; each module must load (the command exits 0) and vm/run must fail the
-# run naming the class of report each causes.
-# And a report only the whole kernel log carries: KERN_INFO is below the console's level (5).
-quiet='page dumped because: a plant at KERN_INFO, below the console level'
-cmd="echo 1 >/proc/sys/kernel/watchdog_thresh && echo 2 >/proc/sys/kernel/hung_task_timeout_secs"
-cmd+=" && echo '<6>plant: $quiet' >/dev/kmsg"
-for c in "${consoles[@]}"; do
-	IFS='|' read -r mod _ _ _ <<<"$c"
-	cmd+=" && insmod /lab/plants/plant_$mod.ko"
-done
-adds=()
-for c in "${consoles[@]}"; do
-	IFS='|' read -r mod _ _ _ <<<"$c"
-	adds+=(--add "$plants/kmod/plant_$mod.ko:/lab/plants/plant_$mod.ko")
-done
-rc=0
-"$top/vm/run" --name plant-console "${adds[@]}" -- sh -c "$cmd" >"$plants/console.out" 2>&1 || rc=$?
-loaded=0
-grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-console.log" && loaded=1
-classes=$(grep -ao 'classes: [^;]*' "$plants/console.out" | head -1 || true)
-for c in "${consoles[@]}"; do
-	IFS='|' read -r mod what class word <<<"$c"
-	if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" $class "* ]] &&
-		grep -aqF -- "$word" "$build/logs/plant-console.log" "$plants/console.out"; then
-		verdict "$what turns the run red (vm/run: $class)" 1
-	else
-		verdict "$what turns the run red (vm/run: $class)" 0 "status $rc, modules loaded $loaded, $classes; see $plants/console.out"
-	fi
-done
+}
 
-# The same boot: the report at KERN_INFO is found in the whole log the guest hands over, and only
-# there (the console never shows it).
-if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" bad-page "* ]] &&
-	grep -qF -- "$quiet" "$plants/console.out" && ! grep -qF -- "$quiet" "$build/logs/plant-console.log"; then
-	verdict "a report below the console's level turns the run red (vm/run: bad-page, from the whole kernel log)" 1
-else
-	verdict "a report below the console's level turns the run red (vm/run: bad-page, from the whole kernel log)" 0 \
-		"status $rc, modules loaded $loaded, $classes; see $plants/console.out"
-fi
-
-# Boots of vm/run's guards on the log the guest hands over: each guest's command succeeds (exit
-# marker 0), so only the guard can fail the run. NAME|what|VM_APPEND|/init planted (sed script on
-# guest/init, or none)|the guest command|vm/run's FAIL message (its start).
-vmplants=(
-	"dmesg-empty|a guest whose dmesg hands over nothing||s/^\t\tdmesg -s 4194304\$/\t\ttrue/|true|the guest handed over an empty kernel log"
-	"dmesg-none|a guest that hands over no kernel log||s/^if \[ -n \"\$LAB_OUT\" \]; then\$/if false; then/|true|the guest ended without handing over its whole kernel log"
-	"dmesg-wrapped|a kernel log that wrapped (printed past its 128 KiB)|printk.devkmsg=on||l=\$(printf %0900d 0); i=0; while [ \$i -lt 200 ]; do echo \"<6>plant: filler \$i \$l\" >/dev/kmsg; i=\$((i + 1)); done|the kernel log wrapped: its first record is at"
-)
-for c in "${vmplants[@]}"; do
-	IFS='|' read -r name what append script gcmd want <<<"$c"
+sec_console() {
+	# Boot 2: every console plant; each module must load (the command exits 0) and vm/run must fail the
+	# run naming the class of report each causes.
+	# And a report only the whole kernel log carries: KERN_INFO is below the console's level (5).
+	quiet='page dumped because: a plant at KERN_INFO, below the console level'
+	cmd="echo 1 >/proc/sys/kernel/watchdog_thresh && echo 2 >/proc/sys/kernel/hung_task_timeout_secs"
+	cmd+=" && echo '<6>plant: $quiet' >/dev/kmsg"
+	for c in "${consoles[@]}"; do
+		IFS='|' read -r mod _ _ _ <<<"$c"
+		cmd+=" && insmod /lab/plants/plant_$mod.ko"
+	done
 	adds=()
-	if [[ -n $script ]]; then
-		sed "$script" "$top/guest/init" >"$plants/init-$name"
-		chmod +x "$plants/init-$name"
-		if cmp -s "$plants/init-$name" "$top/guest/init"; then
-			verdict "$what turns the run red (vm/run)" 0 "the plant found nothing to change in guest/init ($script)"
-			continue
+	for c in "${consoles[@]}"; do
+		IFS='|' read -r mod _ _ _ <<<"$c"
+		adds+=(--add "$plants/kmod/plant_$mod.ko:/lab/plants/plant_$mod.ko")
+	done
+	rc=0
+	"$top/vm/run" --name plant-console "${adds[@]}" -- sh -c "$cmd" >"$plants/console.out" 2>&1 || rc=$?
+	loaded=0
+	grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-console.log" && loaded=1
+	classes=$(grep -ao 'classes: [^;]*' "$plants/console.out" | head -1 || true)
+	for c in "${consoles[@]}"; do
+		IFS='|' read -r mod what class word <<<"$c"
+		if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" $class "* ]] &&
+			grep -aqF -- "$word" "$build/logs/plant-console.log" "$plants/console.out"; then
+			verdict "$what turns the run red (vm/run: $class)" 1
+		else
+			verdict "$what turns the run red (vm/run: $class)" 0 "status $rc, modules loaded $loaded, $classes; see $plants/console.out"
 		fi
-		adds=(--add "$plants/init-$name:/init")
+	done
+
+	# The same boot: the report at KERN_INFO is found in the whole log the guest hands over, and only
+	# there (the console never shows it).
+	if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" bad-page "* ]] &&
+		grep -qF -- "$quiet" "$plants/console.out" && ! grep -qF -- "$quiet" "$build/logs/plant-console.log"; then
+		verdict "a report below the console's level turns the run red (vm/run: bad-page, from the whole kernel log)" 1
+	else
+		verdict "a report below the console's level turns the run red (vm/run: bad-page, from the whole kernel log)" 0 \
+			"status $rc, modules loaded $loaded, $classes; see $plants/console.out"
 	fi
-	rc=0
-	VM_APPEND=$append "$top/vm/run" --name "plant-$name" "${adds[@]}" -- sh -c "$gcmd" >"$plants/$name.out" 2>&1 || rc=$?
-	ok=0
-	[[ $rc != 0 ]] && grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-$name.log" &&
-		grep -qF -- "vm/run: FAIL: $want" "$plants/$name.out" && ok=1
-	verdict "$what turns the run red (vm/run)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; expected 'vm/run: FAIL: $want'; see $plants/$name.out")"
-done
+}
 
-# run-all with a guest job that fails (its guest times out before any program ran): the job is a
-# failed program of its own, and the run is red. A build folder of the plant's own, with the lab's
-# kernel, guest and kernel.env and disks of its own, so that no disk of the suite is waited for.
-ra=$plants/runall
-rm -rf "$ra"
-mkdir -p "$ra"
-for f in linux initramfs.cpio gen_init_cpio kernel.env; do
-	ln -s "$(readlink -f "$build/$f")" "$ra/$f"
-done
-for f in disk.img eio.img odirect.img; do
-	truncate -s 1M "$ra/$f"
-done
-rc=0
-BUILD=$ra VM_TIMEOUT=1 T=madvise_test python3 "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
-ok=0
-[[ $rc == 1 ]] && grep -qx 'not ok 1 guest_test' "$ra/out" &&
-	grep -q '^    # guest_test: the guest run failed: timed out after 1s' "$ra/out" && ok=1
-verdict "a guest job that fails turns run-all red" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $ra/out")"
-
-# Boot 3: a guest that hangs.
-rc=0
-"$top/vm/run" --name plant-hang --timeout 8 -- sleep 100 >"$plants/hang.out" 2>&1 || rc=$?
-grep -q 'timed out after 8s' "$plants/hang.out" && [[ $rc != 0 ]] && ok=1 || ok=0
-verdict "a guest that hangs turns the run red (vm/run --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
-
-# Boots 4 and on: the kernel plants.
-for k in "${kplants[@]}"; do
-	rc=0
-	case $k in
-	len0)
-		plant_kernel "$k"
-		VM_KERNEL=$image "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
-			--disk "$build/disk-plants.img,slow" -- /lab/guest/run-tests \
-			fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
-		ok=0
-		grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
-			python3 "$top/tests/ktap.py" data "$plants/len0.data" | grep -q '^fadvise_test failed' && ok=1
-		verdict "WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red" \
-			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/len0.data")"
-		;;
-	crash_write_wait)
-		plant_kernel "$k"
-		VM_KERNEL=$image CRASH_NAME=plant-crash CRASH_DISK=$build/disk-plants.img \
-			bash "$top/tests/host/crash_durability.sh" >"$plants/crash.out" 2>&1 || rc=$?
-		ok=0
-		# Red through the page states read right after the calls (pages left in flight), or, should
-		# the cut have come before the states were read, through the data lost.
-		if [[ $rc != 0 ]] && grep -qE '^# after wait-write-wait ([1-9][0-9]* pages dirty|[0-9]+ pages dirty, [1-9][0-9]* under writeback)' "$plants/crash.out" &&
-			grep -q '^not ok 1 ' "$plants/crash.out"; then
-			ok=1
-		elif [[ $rc != 0 ]] && grep -q '^not ok 2 every page written with wait-write-wait survived the power cut$' "$plants/crash.out" &&
-			grep -q '^ok 1 ' "$plants/crash.out"; then
-			ok=1
+sec_vmlog() {
+	# Boots of vm/run's guards on the log the guest hands over: each guest's command succeeds (exit
+	# marker 0), so only the guard can fail the run. NAME|what|VM_APPEND|/init planted (sed script on
+	# guest/init, or none)|the guest command|vm/run's FAIL message (its start).
+	vmplants=(
+		"dmesg-empty|a guest whose dmesg hands over nothing||s/^\t\tdmesg -s 4194304\$/\t\ttrue/|true|the guest handed over an empty kernel log"
+		"dmesg-none|a guest that hands over no kernel log||s/^if \[ -n \"\$LAB_OUT\" \]; then\$/if false; then/|true|the guest ended without handing over its whole kernel log"
+		"dmesg-wrapped|a kernel log that wrapped (printed past its 128 KiB)|printk.devkmsg=on||l=\$(printf %0900d 0); i=0; while [ \$i -lt 200 ]; do echo \"<6>plant: filler \$i \$l\" >/dev/kmsg; i=\$((i + 1)); done|the kernel log wrapped: its first record is at"
+	)
+	for c in "${vmplants[@]}"; do
+		IFS='|' read -r name what append script gcmd want <<<"$c"
+		adds=()
+		if [[ -n $script ]]; then
+			sed "$script" "$top/guest/init" >"$plants/init-$name"
+			chmod +x "$plants/init-$name"
+			if cmp -s "$plants/init-$name" "$top/guest/init"; then
+				verdict "$what turns the run red (vm/run)" 0 "the plant found nothing to change in guest/init ($script)"
+				continue
+			fi
+			adds=(--add "$plants/init-$name:/init")
 		fi
-		verdict "WRITE_WAIT and ASYNC_WRITE returning 0 at once turn the crash test red (the power cut on the slow disk)" \
-			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/crash.out")"
-		;;
-	gup_fast_race)
-		plant_kernel "$k"
-		VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
-			-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
+		rc=0
+		VM_APPEND=$append "$top/vm/run" --name "plant-$name" "${adds[@]}" -- sh -c "$gcmd" >"$plants/$name.out" 2>&1 || rc=$?
 		ok=0
-		[[ $rc != 0 ]] && grep -q 'kernel BUG at mm/gup.c' "$plants/gup_fast.out" && ok=1
-		verdict "GUP-fast's window against fork() widened, without 0002's fix for it, turns the run red (vm/run: bug)" \
-			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
-		;;
-	esac
-done
+		[[ $rc != 0 ]] && grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-$name.log" &&
+			grep -qF -- "vm/run: FAIL: $want" "$plants/$name.out" && ok=1
+		verdict "$what turns the run red (vm/run)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; expected 'vm/run: FAIL: $want'; see $plants/$name.out")"
+	done
+}
 
-# Boot 5 (debug kernel): an object leaked during the suite, which kmemleak must report after it,
-# and lock debugging turned off silently (no report, no taint), which the lockdep line after the
-# suite must report. Each verdict reads its own guard's line only.
-if [[ $debug == 1 ]]; then
-	rc=0
-	"$top/vm/run" --name plant-leak --out "$plants/leak.data" \
-		--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" \
-		--add "$plants/kmod/plant_lockoff.ko:/lab/plants/plant_lockoff.ko" -- \
-		sh -c 'insmod /lab/plants/plant_leak.ko && insmod /lab/plants/plant_lockoff.ko &&
-			exec /lab/guest/run-tests madvise_test' \
-		>"$plants/leak.out" 2>&1 || rc=$?
-	python3 "$top/tests/ktap.py" data "$plants/leak.data" --debug 1 >"$plants/leak.judged" || true
-	ok=0
-	grep -q '^madvise_test ok$' "$plants/leak.judged" &&
-		grep -q '^kmemleak_after_suite failed' "$plants/leak.judged" && ok=1
-	verdict "an object the kernel leaks during the suite turns the run red (kmemleak)" "$ok" \
-		"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
-	ok=0
-	grep -q '^madvise_test ok$' "$plants/leak.judged" &&
-		grep -qx 'lockdep_after_suite failed: lockdep still on after the suite: not ok' "$plants/leak.judged" && ok=1
-	verdict "lock debugging turned off silently during the suite turns the run red (lockdep_after_suite)" "$ok" \
-		"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
-else
-	# A debug run whose guest never hands over its detectors' reports (here: the normal kernel,
-	# which has neither) must fail in run-all, not pass as a guest with nothing to report.
-	rd=$plants/runall-debug
-	rm -rf "$rd"
-	mkdir -p "$rd"
+sec_runall() {
+	# run-all with a guest job that fails (its guest times out before any program ran): the job is a
+	# failed program of its own, and the run is red. A build folder of the plant's own, with the lab's
+	# kernel, guest and kernel.env and disks of its own, so that no disk of the suite is waited for.
+	ra=$plants/runall
+	rm -rf "$ra"
+	mkdir -p "$ra"
 	for f in linux initramfs.cpio gen_init_cpio kernel.env; do
-		ln -s "$(readlink -f "$build/$f")" "$rd/$f"
+		ln -s "$(readlink -f "$build/$f")" "$ra/$f"
 	done
 	for f in disk.img eio.img odirect.img; do
-		truncate -s 1M "$rd/$f"
+		truncate -s 1M "$ra/$f"
 	done
 	rc=0
-	BUILD=$rd FLAVOUR=debug T=madvise_test:dontfork_sets_dc python3 "$top/tests/run-all" >"$rd/out" 2>&1 || rc=$?
+	BUILD=$ra VM_TIMEOUT=1 T=madvise_test python3 "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
 	ok=0
-	[[ $rc == 1 ]] && grep -q '^ok 1 madvise_test' "$rd/out" &&
-		grep -q "^    # kmemleak_after_suite: the debug kernel's kmemleak report after the suite never came" "$rd/out" &&
-		grep -q "^    # lockdep_after_suite: the debug kernel's lockdep report after the suite never came" "$rd/out" && ok=1
-	verdict "a debug run whose guest hands over no kmemleak or lockdep report turns run-all red" "$ok" \
-		"$([[ $ok == 1 ]] || echo "status $rc; see $rd/out")"
-fi
+	[[ $rc == 1 ]] && grep -qx 'not ok 1 guest_test' "$ra/out" &&
+		grep -q '^    # guest_test: the guest run failed: timed out after 1s' "$ra/out" && ok=1
+	verdict "a guest job that fails turns run-all red" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $ra/out")"
+
+	# Boot 3: a guest that hangs.
+	rc=0
+	"$top/vm/run" --name plant-hang --timeout 8 -- sleep 100 >"$plants/hang.out" 2>&1 || rc=$?
+	grep -q 'timed out after 8s' "$plants/hang.out" && [[ $rc != 0 ]] && ok=1 || ok=0
+	verdict "a guest that hangs turns the run red (vm/run --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
+}
+
+sec_kernels() {
+	# Boots 4 and on: the kernel plants.
+	for k in "${kplants[@]}"; do
+		rc=0
+		case $k in
+		len0)
+			plant_kernel "$k"
+			VM_KERNEL=$image "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
+				--disk "$build/disk-plants-kernel.img,slow" -- /lab/guest/run-tests \
+				fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
+			ok=0
+			grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
+				python3 "$top/tests/ktap.py" data "$plants/len0.data" | grep -q '^fadvise_test failed' && ok=1
+			verdict "WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/len0.data")"
+			;;
+		crash_write_wait)
+			plant_kernel "$k"
+			VM_KERNEL=$image CRASH_NAME=plant-crash CRASH_DISK=$build/disk-plants-kernel.img \
+				bash "$top/tests/host/crash_durability.sh" >"$plants/crash.out" 2>&1 || rc=$?
+			ok=0
+			# Red through the page states read right after the calls (pages left in flight), or, should
+			# the cut have come before the states were read, through the data lost.
+			if [[ $rc != 0 ]] && grep -qE '^# after wait-write-wait ([1-9][0-9]* pages dirty|[0-9]+ pages dirty, [1-9][0-9]* under writeback)' "$plants/crash.out" &&
+				grep -q '^not ok 1 ' "$plants/crash.out"; then
+				ok=1
+			elif [[ $rc != 0 ]] && grep -q '^not ok 2 every page written with wait-write-wait survived the power cut$' "$plants/crash.out" &&
+				grep -q '^ok 1 ' "$plants/crash.out"; then
+				ok=1
+			fi
+			verdict "WRITE_WAIT and ASYNC_WRITE returning 0 at once turn the crash test red (the power cut on the slow disk)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/crash.out")"
+			;;
+		gup_fast_race)
+			plant_kernel "$k"
+			VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
+				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
+			ok=0
+			[[ $rc != 0 ]] && grep -q 'kernel BUG at mm/gup.c' "$plants/gup_fast.out" && ok=1
+			verdict "GUP-fast's window against fork() widened, without 0002's fix for it, turns the run red (vm/run: bug)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
+			;;
+		esac
+	done
+}
+
+sec_detectors() {
+	# Boot 5 (debug kernel): an object leaked during the suite, which kmemleak must report after it,
+	# and lock debugging turned off silently (no report, no taint), which the lockdep line after the
+	# suite must report. Each verdict reads its own guard's line only.
+	if [[ $debug == 1 ]]; then
+		rc=0
+		"$top/vm/run" --name plant-leak --out "$plants/leak.data" \
+			--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" \
+			--add "$plants/kmod/plant_lockoff.ko:/lab/plants/plant_lockoff.ko" -- \
+			sh -c 'insmod /lab/plants/plant_leak.ko && insmod /lab/plants/plant_lockoff.ko &&
+				exec /lab/guest/run-tests madvise_test' \
+			>"$plants/leak.out" 2>&1 || rc=$?
+		python3 "$top/tests/ktap.py" data "$plants/leak.data" --debug 1 >"$plants/leak.judged" || true
+		ok=0
+		grep -q '^madvise_test ok$' "$plants/leak.judged" &&
+			grep -q '^kmemleak_after_suite failed' "$plants/leak.judged" && ok=1
+		verdict "an object the kernel leaks during the suite turns the run red (kmemleak)" "$ok" \
+			"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
+		ok=0
+		grep -q '^madvise_test ok$' "$plants/leak.judged" &&
+			grep -qx 'lockdep_after_suite failed: lockdep still on after the suite: not ok' "$plants/leak.judged" && ok=1
+		verdict "lock debugging turned off silently during the suite turns the run red (lockdep_after_suite)" "$ok" \
+			"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
+	else
+		# A debug run whose guest never hands over its detectors' reports (here: the normal kernel,
+		# which has neither) must fail in run-all, not pass as a guest with nothing to report.
+		rd=$plants/runall-debug
+		rm -rf "$rd"
+		mkdir -p "$rd"
+		for f in linux initramfs.cpio gen_init_cpio kernel.env; do
+			ln -s "$(readlink -f "$build/$f")" "$rd/$f"
+		done
+		for f in disk.img eio.img odirect.img; do
+			truncate -s 1M "$rd/$f"
+		done
+		rc=0
+		BUILD=$rd FLAVOUR=debug T=madvise_test:dontfork_sets_dc python3 "$top/tests/run-all" >"$rd/out" 2>&1 || rc=$?
+		ok=0
+		[[ $rc == 1 ]] && grep -q '^ok 1 madvise_test' "$rd/out" &&
+			grep -q "^    # kmemleak_after_suite: the debug kernel's kmemleak report after the suite never came" "$rd/out" &&
+			grep -q "^    # lockdep_after_suite: the debug kernel's lockdep report after the suite never came" "$rd/out" && ok=1
+		verdict "a debug run whose guest hands over no kmemleak or lockdep report turns run-all red" "$ok" \
+			"$([[ $ok == 1 ]] || echo "status $rc; see $rd/out")"
+	fi
+}
+
+# The boots' sections side by side, PLANTS_LANES (2) at a time, longest first: they share no disk,
+# no file and no guest (each boot has names of its own under $plants and logs/). Their verdicts are
+# printed in the file's order and numbered on from the judge's; a section that stops short (set -e)
+# fails, and so do the verdicts it never gave (the plan).
+# The planted kernels first, one at a time in the one tree (built already when run-all ran --build).
+for k in "${kplants[@]}"; do
+	plant_kernel "$k"
+done
+lanes=${PLANTS_LANES:-2}
+[[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "plants.sh: PLANTS_LANES must be a positive number" >&2; exit 1; }
+declare -A pid=()
+for s in kernels console programs runall vmlog detectors; do
+	while (($(jobs -rp | wc -l) >= lanes)); do
+		wait -n || true
+	done
+	sec_"$s" >"$plants/sec-$s.tap" &
+	pid[$s]=$!
+done
+for s in programs console vmlog runall kernels detectors; do
+	st=0
+	wait "${pid[$s]}" || st=$?
+	[[ $st == 0 ]] || verdict "the plants' $s section ran to its end" 0 "it stopped with status $st: see its stderr" >>"$plants/sec-$s.tap"
+	cat "$plants/sec-$s.tap"
+done >"$plants/sections.tap"
+awk -v n="$n" '/^(not )?ok [0-9]+ / { n++; sub(/ok [0-9]+ /, "ok " n " ") } { print }' "$plants/sections.tap"

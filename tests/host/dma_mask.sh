@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pindma's DMA mask (module parameter dma_bits, default 28 as QEMU's edu) against the device's
-# own width. Boots the guest six times:
+# own width. Boots the guest six times, two at a time (DMA_MASK_LANES), judged in this order:
 #  1. the edu device and pindma at 28 bits, in a guest with only 256 MiB of its RAM below 4 GiB
 #     (QEMU's max-ram-below-4g): RAM above 4 GiB turns swiotlb on, and its pool, allocated below
 #     4 GiB, lands below 256 MiB where the device reaches. Pages beyond 28 bits (by pagemap) must
@@ -32,6 +32,31 @@ summary_re='edu_mask_check: beyond [0-9]+ bits: .*'
 echo "TAP version 13"
 echo "1..6"
 
+# The six boots side by side, DMA_MASK_LANES (2) at a time (each its own guest, no disk), then
+# judged in order: boot NAME VAR=VALUE... -- GUEST_COMMAND starts one; booted NAME waits for it and
+# sets rc to its status.
+lanes=${DMA_MASK_LANES:-2}
+declare -A pid=()
+boot() {
+	local name=$1
+	shift
+	local envs=()
+	while [[ $1 != -- ]]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	while (($(jobs -rp | wc -l) >= lanes)); do
+		wait -n || true
+	done
+	env "${envs[@]}" "${run[@]}" --name "$name" -- sh -c "$1" >/dev/null 2>&1 &
+	pid[$name]=$!
+}
+booted() {
+	rc=0
+	wait "${pid[$1]}" || rc=$?
+}
+
 # check N NAME: judge the log of the run named NAME (its status in $rc) for dma_bits N; prints
 # what the guest printed, and the reasons of a failure, as TAP comments.
 check() {
@@ -60,15 +85,28 @@ tap() {
 	if "$@"; then echo "ok $n $what"; else echo "not ok $n $what"; fi
 }
 
-rc=0
+# shellcheck disable=SC2016 # expanded in the guest
+too_wide_cmd='
+	echo "dma_bits $(cat /sys/module/pindma/parameters/dma_bits)"
+	if ls /sys/bus/pci/drivers/pindma | grep -q "^0000:"; then
+		echo "edu bound"
+		/lab/bin/edu_mask_check 28 --read-only
+	else
+		echo "edu not bound"
+	fi'
+boot dma-mask-28 VM_EDU_DMA_BITS=28 VM_QEMU_ARGS="-machine pc,max-ram-below-4g=256M" -- "$guest 28"
+boot dma-mask-64 -- "$guest 12"
+boot dma-mask-28-no-swiotlb VM_EDU_DMA_BITS=28 -- "$guest 28 --no-bounce"
+boot dma-mask-too-wide VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64" -- "$too_wide_cmd"
+boot dma-mask-28-pool-beyond VM_MEM=5120 VM_EDU_DMA_BITS=28 -- "$guest 28 --no-bounce"
+boot dma-mask-too-wide-forced VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64 swiotlb=force" -- "$too_wide_cmd"
+
 n=1 what="a 28-bit edu reaches pages beyond 28 bits through swiotlb, every byte right"
-VM_EDU_DMA_BITS=28 VM_QEMU_ARGS="-machine pc,max-ram-below-4g=256M" \
-	"${run[@]}" --name dma-mask-28 -- sh -c "$guest 28" >/dev/null 2>&1 || rc=$?
+booted dma-mask-28
 tap check 28 dma-mask-28
 
-rc=0
 n=2 what="the runner's 64-bit edu and pindma reach the same pages directly"
-"${run[@]}" --name dma-mask-64 -- sh -c "$guest 12" >/dev/null 2>&1 || rc=$?
+booted dma-mask-64
 tap check 64 dma-mask-64
 
 # Nothing to bounce through, for want of swiotlb (3) or of a pool within reach (5): pages beyond
@@ -95,10 +133,8 @@ no_bounce() {
 		{ echo "# no transfer beyond 28 bits was refused"; ok=0; }
 	[[ $ok == 1 ]]
 }
-rc=0
 n=3 what="without swiotlb, a 28-bit edu's transfers beyond 28 bits fail with ENXIO, no WARNING"
-VM_EDU_DMA_BITS=28 "${run[@]}" --name dma-mask-28-no-swiotlb -- \
-	sh -c "$guest 28 --no-bounce" >/dev/null 2>&1 || rc=$?
+booted dma-mask-28-no-swiotlb
 tap no_bounce dma-mask-28-no-swiotlb
 
 # pindma wider than the device: the probe at load must refuse it. Should it not, the guest shows
@@ -113,29 +149,14 @@ too_wide() {
 	grep -a 'pindma\|edu_mask_check\|^page \|edu \(not \)\?bound' "$log" | sed 's/^/# /' || true
 	[[ $ok == 1 ]]
 }
-# shellcheck disable=SC2016 # expanded in the guest
-too_wide_cmd='
-	echo "dma_bits $(cat /sys/module/pindma/parameters/dma_bits)"
-	if ls /sys/bus/pci/drivers/pindma | grep -q "^0000:"; then
-		echo "edu bound"
-		/lab/bin/edu_mask_check 28 --read-only
-	else
-		echo "edu not bound"
-	fi'
-rc=0
 n=4 what="pindma refuses at load a dma_bits wider than the edu device drives"
-VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64" "${run[@]}" --name dma-mask-too-wide -- \
-	sh -c "$too_wide_cmd" >/dev/null 2>&1 || rc=$?
+booted dma-mask-too-wide
 tap too_wide dma-mask-too-wide
 
-rc=0
 n=5 what="with swiotlb's pool beyond 28 bits, a 28-bit edu's transfers there fail with ENXIO, no WARNING"
-VM_MEM=5120 VM_EDU_DMA_BITS=28 "${run[@]}" --name dma-mask-28-pool-beyond -- \
-	sh -c "$guest 28 --no-bounce" >/dev/null 2>&1 || rc=$?
+booted dma-mask-28-pool-beyond
 tap no_bounce dma-mask-28-pool-beyond
 
-rc=0
 n=6 what="with swiotlb=force, pindma still refuses at load a dma_bits wider than the edu drives"
-VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64 swiotlb=force" "${run[@]}" \
-	--name dma-mask-too-wide-forced -- sh -c "$too_wide_cmd" >/dev/null 2>&1 || rc=$?
+booted dma-mask-too-wide-forced
 tap too_wide dma-mask-too-wide-forced

@@ -85,8 +85,9 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 
 .PHONY: all FORCE
 # The guests' scratch disks: one per guest that make test runs at once (tests/run-all): the
-# suite's, the rows', the crash test's, the plants' (and their planted kernels').
-DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-crash.img disk-plants.img disk-plants-kernel.img)
+# suite's, the rows', the fadvise tests', the crash test's, the plants' (and their planted kernels').
+DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
+	disk-plants-kernel.img)
 all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra

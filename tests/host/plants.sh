@@ -47,11 +47,16 @@ for src in "$top"/tests/plants/*.c; do
 		-I"$top/tests/lib" -I"$ksrc/tools/testing/selftests" -DPLANT_SKIP_EXIT=$skip_exit \
 		-o "$bin" "$src" "$build/obj/liblab.a"
 done
-# The kernel plants are modules built against the lab's tree, in a copy under $build.
-rm -rf "$plants/kmod"
-cp -r "$top/tests/plants/kmod" "$plants/kmod"
-make -s -C "$tree" M="$plants/kmod" modules >"$plants/kmod.log" 2>&1 ||
-	{ cat "$plants/kmod.log" >&2; echo "plants.sh: building the plant modules failed" >&2; exit 1; }
+# The kernel plants are modules built against the lab's tree, in a copy under $build; again only
+# when their sources or the tree's build changed (a stamp of both).
+stamp=$({ cat "$top"/tests/plants/kmod/*; cat "$tree/.lab-built" "$tree/include/config/kernel.release"; } 2>/dev/null | sha1sum)
+if [[ $(cat "$plants/kmod/.stamp" 2>/dev/null) != "$stamp" ]]; then
+	rm -rf "$plants/kmod"
+	cp -r "$top/tests/plants/kmod" "$plants/kmod"
+	make -s -C "$tree" M="$plants/kmod" modules >"$plants/kmod.log" 2>&1 ||
+		{ cat "$plants/kmod.log" >&2; echo "plants.sh: building the plant modules failed" >&2; exit 1; }
+	echo "$stamp" >"$plants/kmod/.stamp"
+fi
 
 # The program plants: NAME|what|the failure the judge must name (tests/ktap.py data: a line
 # "NAME_test failed: WHY" each; a WHY ending in ": not ok" must be the whole line, any other its
@@ -336,9 +341,16 @@ sec_programs() {
 	sed '/memcpy(stage + OFF_HCA, HCA, TAG);/d' "$top/rows/verbs_play.c" >"$plants/verbs_play.c"
 	! cmp -s "$plants/verbs_play.c" "$top/rows/verbs_play.c" ||
 		{ echo "plants.sh: verbs_play.c has no staging memcpy to take out" >&2; exit 1; }
-	gcc -O2 -Wall -Wextra -Werror -isystem "$tree/usr/include" -I"$top/liblab" -I"$top/rows" \
-		-I"$top/drivers/pindma/uapi" -o "$plants/guest/demo/verbs_demo" "$top/demo/verbs_demo.c" \
-		"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
+	# Linked again only when what goes into it changed (a stamp of it all).
+	vd=$plants/guest/demo/verbs_demo
+	stamp=$(cat "$plants/verbs_play.c" "$top/demo/verbs_demo.c" "$top"/rows/*.h "$top"/liblab/*.h "$top"/drivers/pindma/uapi/*.h \
+		"$build/obj/librows.a" "$build/obj/liblab.a" | sha1sum)
+	if [[ ! -x $vd || $(cat "$vd.stamp" 2>/dev/null) != "$stamp" ]]; then
+		gcc -O2 -Wall -Wextra -Werror -isystem "$tree/usr/include" -I"$top/liblab" -I"$top/rows" \
+			-I"$top/drivers/pindma/uapi" -o "$vd" "$top/demo/verbs_demo.c" \
+			"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
+		echo "$stamp" >"$vd.stamp"
+	fi
 	sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
 	# cow-known.txt listing a case that cow_crash passes (its second), for this kernel.
 	echo "$kernel | xfail | case 2 ... with base page | a plant: listed, yet it passes" >"$plants/cow-known.txt"

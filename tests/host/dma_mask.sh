@@ -32,10 +32,12 @@ summary_re='edu_mask_check: beyond [0-9]+ bits: .*'
 echo "TAP version 13"
 echo "1..6"
 
-# The six boots side by side, DMA_MASK_LANES (2) at a time (each its own guest, no disk), then
-# judged in order: boot NAME VAR=VALUE... -- GUEST_COMMAND starts one; booted NAME waits for it and
-# sets rc to its status.
+# The six boots side by side, DMA_MASK_LANES (2; 1 on the debug kernel) at a time (each its own
+# guest, no disk), then judged in order: boot NAME VAR=VALUE... -- GUEST_COMMAND starts one; booted
+# NAME waits for it and sets rc to its status.
 lanes=${DMA_MASK_LANES:-2}
+# The debug kernel: one at a time (as tests/run-all runs its guests there).
+[[ ${FLAVOUR:-normal} == normal ]] || lanes=${DMA_MASK_LANES:-1}
 declare -A pid=()
 boot() {
 	local name=$1

@@ -599,15 +599,18 @@ sec_detectors() {
 	fi
 }
 
-# The boots' sections side by side, PLANTS_LANES (2) at a time, longest first: they share no disk,
-# no file and no guest (each boot has names of its own under $plants and logs/). Their verdicts are
+# The boots' sections side by side, PLANTS_LANES (2; 1 on the debug kernel) at a time, longest
+# first: they share no disk, no file and no guest (each boot has names of its own under $plants and
+# logs/). Their verdicts are
 # printed in the file's order and numbered on from the judge's; a section that stops short (set -e)
 # fails, and so do the verdicts it never gave (the plan).
 # The planted kernels first, one at a time in the one tree (built already when run-all ran --build).
 for k in "${kplants[@]}"; do
 	plant_kernel "$k"
 done
-lanes=${PLANTS_LANES:-2}
+# The debug kernel runs several times slower: one boot at a time there (two debug guests at once
+# starved each other's vCPUs into soft lockups and RCU stalls, tests/run-all).
+lanes=${PLANTS_LANES:-$((debug == 1 ? 1 : 2))}
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "plants.sh: PLANTS_LANES must be a positive number" >&2; exit 1; }
 declare -A pid=()
 for s in kernels console programs runall vmlog detectors; do

@@ -387,7 +387,7 @@ def frames(data, final=True):
             elif line.startswith('@@lab-kmemleak-begin'):
                 cur, buf = '@kmemleak', []
             elif line.startswith('@@lab-lockdep'):
-                out.append(('lockdep', 'lockdep_after_suite', '', line.split()[-1], None))
+                out.append(('lockdep', 'lockdep_after_suite', '', line.split()[1:], None))
             elif line.startswith('@@lab-prog-end '):
                 cur, buf = line.split()[1], []
                 broken('an end of frame with no beginning: ' + line)
@@ -432,13 +432,17 @@ def program_of(frame):
         p.lines = text.splitlines()
         return p
     if kind == 'lockdep':
-        on = status == '1'
+        # status: the words after @@lab-lockdep; both must be there, and both on.
+        on = sorted(status) == ['debug_locks=1', 'prove_locking=1']
         p = Program('lockdep_after_suite', '1..1\n%s 1 lockdep still on after the suite\n'
                     % ('ok' if on else 'not ok'))
         if not on:
-            p.lines = ['# debug_locks is %s after the suite: lock debugging was turned off (the '
-                       'kernel log says "Disabling lock debugging" and why), so lockdep checked '
-                       'nothing from then on' % status] + p.lines
+            p.lines = ['# lockdep after the suite: %s (want debug_locks=1 prove_locking=1): lock '
+                       'debugging was turned off, so lockdep checked nothing from then on. The '
+                       'kernel log may say why ("turning off the locking correctness validator", '
+                       '"Disabling lock debugging due to kernel taint"); debug_locks_off() and '
+                       'prove_locking=0 say nothing' % (' '.join(status) or 'nothing read')] \
+                + p.lines
         return p
     bad = 'unreferenced' in text or status != 'OK'
     p = Program('kmemleak_after_suite', '1..1\n%s 1 no unreferenced object\n'

@@ -38,6 +38,7 @@ echo "1..6"
 lanes=${DMA_MASK_LANES:-2}
 # The debug kernel: one at a time (as tests/run-all runs its guests there).
 [[ ${FLAVOUR:-normal} == normal ]] || lanes=${DMA_MASK_LANES:-1}
+[[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "dma_mask.sh: DMA_MASK_LANES must be a positive number" >&2; exit 1; }
 declare -A pid=()
 boot() {
 	local name=$1

@@ -410,6 +410,8 @@ def frames(data, final=True):
             broken('its frame never ended: "%s" came inside it, so its output is cut and its '
                    'exit status unknown' % line)
             cur = None
+            if line.startswith('@@lab-lockdep'):
+                out.append(('lockdep', 'lockdep_after_suite', '', line.split()[1:], None))
             if line.startswith(('@@lab-prog-begin ', '@@lab-kmemleak-begin')):
                 cur, buf = line.split()[1] if line.startswith('@@lab-prog-begin ') \
                     else '@kmemleak', []

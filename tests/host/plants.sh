@@ -42,7 +42,8 @@ fi
 for src in "$top"/tests/plants/*.c; do
 	name=$(basename "$src" .c)
 	bin=$plants/guest/$name
-	[[ $bin -nt $src && $bin -nt $harness && $bin -nt $top/tests/lib/harness.h ]] && continue
+	[[ $bin -nt $src && $bin -nt $harness && $bin -nt $top/tests/lib/harness.h && $bin -nt $build/obj/liblab.a &&
+		$bin -nt $0 ]] && continue
 	gcc -O2 -Wall -Wextra -Werror -static -isystem "$tree/usr/include" -I"$top/liblab" \
 		-I"$top/tests/lib" -I"$ksrc/tools/testing/selftests" -DPLANT_SKIP_EXIT=$skip_exit \
 		-o "$bin" "$src" "$build/obj/liblab.a"
@@ -51,7 +52,7 @@ done
 # when their sources or the tree's build changed (a stamp of both).
 [[ -f $tree/.lab-built && -f $tree/include/config/kernel.release ]] ||
 	{ echo "plants.sh: $tree is not a kernel the lab has built (no .lab-built or kernel.release): build the lab's kernel first" >&2; exit 1; }
-stamp=$(cat "$top"/tests/plants/kmod/* "$tree/.lab-built" "$tree/include/config/kernel.release" | sha1sum)
+stamp=$(cat "$0" "$top"/tests/plants/kmod/* "$tree/.lab-built" "$tree/include/config/kernel.release" | sha1sum)
 if [[ $(cat "$plants/kmod/.stamp" 2>/dev/null) != "$stamp" ]]; then
 	rm -rf "$plants/kmod"
 	cp -r "$top/tests/plants/kmod" "$plants/kmod"
@@ -345,7 +346,7 @@ sec_programs() {
 		{ echo "plants.sh: verbs_play.c has no staging memcpy to take out" >&2; exit 1; }
 	# Linked again only when what goes into it changed (a stamp of it all).
 	vd=$plants/guest/demo/verbs_demo
-	stamp=$(cat "$plants/verbs_play.c" "$top/demo/verbs_demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
+	stamp=$(cat "$0" "$plants/verbs_play.c" "$top/demo/verbs_demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
 		"$top"/drivers/pindma/uapi/*.h "$build/obj/librows.a" "$build/obj/liblab.a" "$tree/.lab-built" | sha1sum)
 	if [[ ! -x $vd || $(cat "$vd.stamp" 2>/dev/null) != "$stamp" ]]; then
 		gcc -O2 -Wall -Wextra -Werror -isystem "$tree/usr/include" -I"$top/liblab" -I"$top/rows" \
@@ -515,11 +516,10 @@ sec_kernels() {
 		case $k in
 		len0)
 			plant_kernel "$k"
-			# At 1 MiB/s, not the suite's 8: the 8 MiB stay in flight for 8 s, not 1. Seen beside
-			# the other plants' boots: the guest stalled until the last pages' I/O ended between
-			# the planted call and the page states read after it, and the plant stayed green.
+			# On the disk make test's fadvise_test has (the io guest's: `slower`), so that the
+			# plant proves the guard as the suite runs it.
 			VM_KERNEL=$image "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
-				--disk "$build/disk-plants-kernel.img,throttling.bps-write=$((1 << 20))" -- /lab/guest/run-tests \
+				--disk "$build/disk-plants-kernel.img,slower" -- /lab/guest/run-tests \
 				fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
 			ok=0
 			grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
@@ -562,12 +562,17 @@ sec_detectors() {
 	# and lock debugging turned off silently (no report, no taint), which the lockdep line after the
 	# suite must report. Each verdict reads its own guard's line only.
 	if [[ $debug == 1 ]]; then
+		# Lockdep is turned off by a program of the suite, after madvise_test: it must be read after
+		# the last program, not before the suite.
+		printf '#!/bin/sh\ninsmod /lab/plants/plant_lockoff.ko || exit 1\n%s\n' \
+			"printf 'TAP version 13\n1..1\nok 1 lock debugging turned off (a plant)\n'" >"$plants/lockoff_test"
+		chmod +x "$plants/lockoff_test"
 		rc=0
 		"$top/vm/run" --name plant-leak --out "$plants/leak.data" \
 			--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" \
-			--add "$plants/kmod/plant_lockoff.ko:/lab/plants/plant_lockoff.ko" -- \
-			sh -c 'insmod /lab/plants/plant_leak.ko && insmod /lab/plants/plant_lockoff.ko &&
-				exec /lab/guest/run-tests madvise_test' \
+			--add "$plants/kmod/plant_lockoff.ko:/lab/plants/plant_lockoff.ko" \
+			--add "$plants/lockoff_test:/lab/tests/lockoff_test" -- \
+			sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/guest/run-tests madvise_test lockoff_test' \
 			>"$plants/leak.out" 2>&1 || rc=$?
 		python3 "$top/tests/ktap.py" data "$plants/leak.data" --debug 1 >"$plants/leak.judged" || true
 		ok=0
@@ -578,11 +583,12 @@ sec_detectors() {
 		# The boot is red through kmemleak alone (the leak): the lockdep plant must add no report of
 		# its own, and the guest must have read lockdep off (not failed to read it).
 		ok=0
-		grep -q '^madvise_test ok$' "$plants/leak.judged" &&
+		grep -q '^madvise_test ok$' "$plants/leak.judged" && grep -q '^lockoff_test ok$' "$plants/leak.judged" &&
 			grep -q 'vm/run: FAIL: kernel splat in the guest.s log (classes: kmemleak;' "$plants/leak.out" &&
-			tr -d '\r' <"$plants/leak.data" | grep -qx '@@lab-lockdep debug_locks=0 prove_locking=1' &&
+			tr -d '\r' <"$plants/leak.data" | grep -E '^@@lab-(prog-end|lockdep) ' | tail -1 |
+			grep -qx '@@lab-lockdep debug_locks=0 prove_locking=1' &&
 			grep -qx 'lockdep_after_suite failed: lockdep still on after the suite: not ok' "$plants/leak.judged" && ok=1
-		verdict "lock debugging turned off silently before the suite turns the run red (lockdep_after_suite)" "$ok" \
+		verdict "lock debugging turned off silently during the suite turns the run red (lockdep_after_suite)" "$ok" \
 			"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
 	else
 		# A debug run whose guest never hands over its detectors' reports (here: the normal kernel,
@@ -612,10 +618,13 @@ sec_detectors() {
 # logs/). Their verdicts are
 # printed in the file's order and numbered on from the judge's; a section that stops short (set -e)
 # fails, and so do the verdicts it never gave (the plan).
-# The planted kernels first, one at a time in the one tree (built already when run-all ran --build).
+# The planted kernels first, one at a time in the one tree (built already when run-all ran --build),
+# and the tree put back as the lab built it before any section boots it.
 for k in "${kplants[@]}"; do
 	plant_kernel "$k"
 done
+restore_tree
+planted=0
 # The debug kernel runs several times slower: one boot at a time there (two debug guests at once
 # starved each other's vCPUs into soft lockups and RCU stalls, tests/run-all).
 lanes=${PLANTS_LANES:-$((debug == 1 ? 1 : 2))}

@@ -183,8 +183,8 @@ TEST_F_TIMEOUT(file, write_wait_waits_for_writeback_in_flight, 120)
 }
 
 /*
- * On make test's disk for this program (vm/run --disk IMAGE,slower: 2 MiB/s; the lab's slow disk,
- * 8 MiB/s, under make test T=fadvise) the 8 MiB stay under writeback for 4 s (1 s), so what a call
+ * On make test's disk for this program (vm/run --disk IMAGE,slower: 4 MiB/s; the lab's slow disk,
+ * 8 MiB/s, under make test T=fadvise) the 8 MiB stay under writeback for 2 s (1 s), so what a call
  * leaves in flight is seen. len 0 means to the end of the file;
  * 0001 once passed it on as an empty range, and WRITE_WAIT then waited for nothing.
  *

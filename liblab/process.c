@@ -79,14 +79,7 @@ int lab_referenced_pages(char *buf, size_t len)
 		/* No page, no reference to find. The write faults before GUP touches the page. */
 		if (!pfn[i])
 			continue;
-		/*
-		 * The PFN again right before the write: compaction (kcompactd's proactive runs) may
-		 * have migrated the page since it was read, which moves it without any reference
-		 * (seen: 7 and 8 of 612 pages "referenced" with nothing pinned, once in about 30
-		 * runs). Only what the write itself does is counted.
-		 */
-		if (lab_pfn_read(buf + i * LAB_PAGE, &pfn[i]) ||
-		    pwrite(mem, &byte[i], 1, (off_t)(uintptr_t)(buf + i * LAB_PAGE)) != 1 ||
+		if (pwrite(mem, &byte[i], 1, (off_t)(uintptr_t)(buf + i * LAB_PAGE)) != 1 ||
 		    lab_pfn_read(buf + i * LAB_PAGE, &after))
 			goto fail;
 		moved += after != pfn[i];

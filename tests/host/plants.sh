@@ -367,7 +367,7 @@ sec_programs() {
 		--add "$plants/cow-known.txt:/lab/plants/cow-known.txt"
 		--add "$plants/manifest:/lab/plants/tests/manifest")
 	rc=0
-	"$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slower" \
+	"$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
 		"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
 		>"$plants/programs.out" 2>&1 || rc=$?
 	verdicts=$plants/programs.verdicts

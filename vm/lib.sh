@@ -33,10 +33,10 @@ LAB_SLOW_DISK=throttling.bps-write=$((8 << 20))
 # 2 MiB/s was not enough for the fadvise rows when the host was busy: 1 MiB/s there.
 [[ $LAB_FLAVOUR == normal ]] || LAB_SLOW_DISK=throttling.bps-write=$((1 << 20))
 # The fadvise tests' own disk (tests/run-all's io guest, and the plant of 0001's len-0 bug) writes at
-# 4 MiB/s: 8 MiB then stays in flight for 2 s, not 1 (at 2 MiB/s fadvise_test took 83 s, not 22). Beside the plants' and the other guests' boots,
-# a guest once stalled until the last pages of 8 MiB at 8 MiB/s were written, between a call and the
-# page states read after it: what the call left in flight was no longer seen (the len-0 plant stayed
-# green). The debug kernel's 1 MiB/s is slower already.
+# 4 MiB/s: 8 MiB then stays in flight for 2 s, not 1 (at 2 MiB/s fadvise_test took 83 s, not 22).
+# Beside the plants' and the other guests' boots, a guest once stalled until the last pages of 8 MiB
+# at 8 MiB/s were written, between a call and the page states read after it: what the call left in
+# flight was no longer seen (the len-0 plant stayed green). The debug kernel's 1 MiB/s is slower.
 LAB_SLOWER_DISK=throttling.bps-write=$((4 << 20))
 [[ $LAB_FLAVOUR == normal ]] || LAB_SLOWER_DISK=$LAB_SLOW_DISK
 # The O_DIRECT rows' disk: read-only, found by its serial, reads at 1 MiB/s so that a read of 1 MiB

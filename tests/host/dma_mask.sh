@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pindma's DMA mask (module parameter dma_bits, default 28 as QEMU's edu) against the device's
-# own width. Boots the guest six times, two at a time (DMA_MASK_LANES), judged in this order:
+# own width. Boots the guest six times, side by side (VM_SLOTS), judged in this order:
 #  1. the edu device and pindma at 28 bits, in a guest with only 256 MiB of its RAM below 4 GiB
 #     (QEMU's max-ram-below-4g): RAM above 4 GiB turns swiotlb on, and its pool, allocated below
 #     4 GiB, lands below 256 MiB where the device reaches. Pages beyond 28 bits (by pagemap) must
@@ -32,13 +32,9 @@ summary_re='edu_mask_check: beyond [0-9]+ bits: .*'
 echo "TAP version 13"
 echo "1..6"
 
-# The six boots side by side, DMA_MASK_LANES (2; 1 on the debug kernel) at a time (each its own
-# guest, no disk), then judged in order: boot NAME VAR=VALUE... -- GUEST_COMMAND starts one; booted
-# NAME waits for it and sets rc to its status.
-lanes=${DMA_MASK_LANES:-2}
-# The debug kernel: one at a time (as tests/run-all runs its guests there).
-! grep -qx CONFIG_DEBUG_KMEMLEAK=y "$(readlink -f "$build/linux")/.config" || lanes=${DMA_MASK_LANES:-1}
-[[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "dma_mask.sh: DMA_MASK_LANES must be a positive number" >&2; exit 1; }
+# The six boots side by side (each its own guest, no disk; vm/run's VM_SLOTS bounds how many run at
+# once), then judged in order: boot NAME VAR=VALUE... -- GUEST_COMMAND starts one; booted NAME waits
+# for it and sets rc to its status.
 declare -A pid=()
 boot() {
 	local name=$1
@@ -49,9 +45,6 @@ boot() {
 		shift
 	done
 	shift
-	while (($(jobs -rp | wc -l) >= lanes)); do
-		wait -n || true
-	done
 	env "${envs[@]}" "${run[@]}" --name "$name" -- sh -c "$1" >/dev/null 2>&1 &
 	pid[$name]=$!
 }

@@ -482,19 +482,24 @@ sec_vmlog() {
 	done
 }
 
-sec_runall() {
-	# run-all with a guest job that fails (its guest times out before any program ran): the job is a
-	# failed program of its own, and the run is red. A build folder of the plant's own, with the lab's
-	# kernel, guest and kernel.env and disks of its own, so that no disk of the suite is waited for.
-	ra=$plants/runall
-	rm -rf "$ra"
-	mkdir -p "$ra"
+# runall_build DIR: a build folder for a plant's own run-all: the lab's kernel, guest and kernel.env,
+# and disks of its own, so that no disk of the suite is waited for.
+runall_build() {
+	rm -rf "$1"
+	mkdir -p "$1"
 	for f in linux initramfs.cpio gen_init_cpio kernel.env; do
-		ln -s "$(readlink -f "$build/$f")" "$ra/$f"
+		ln -s "$(readlink -f "$build/$f")" "$1/$f"
 	done
 	for f in disk.img eio.img odirect.img; do
-		truncate -s 1M "$ra/$f"
+		truncate -s 1M "$1/$f"
 	done
+}
+
+sec_runall() {
+	# run-all with a guest job that fails (its guest times out before any program ran): the job is a
+	# failed program of its own, and the run is red (a build folder of its own: runall_build).
+	ra=$plants/runall
+	runall_build "$ra"
 	rc=0
 	BUILD=$ra VM_TIMEOUT=1 T=madvise_test python3 "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
 	ok=0
@@ -594,14 +599,7 @@ sec_detectors() {
 		# A debug run whose guest never hands over its detectors' reports (here: the normal kernel,
 		# which has neither) must fail in run-all, not pass as a guest with nothing to report.
 		rd=$plants/runall-debug
-		rm -rf "$rd"
-		mkdir -p "$rd"
-		for f in linux initramfs.cpio gen_init_cpio kernel.env; do
-			ln -s "$(readlink -f "$build/$f")" "$rd/$f"
-		done
-		for f in disk.img eio.img odirect.img; do
-			truncate -s 1M "$rd/$f"
-		done
+		runall_build "$rd"
 		rc=0
 		BUILD=$rd FLAVOUR=debug T=madvise_test:dontfork_sets_dc python3 "$top/tests/run-all" >"$rd/out" 2>&1 || rc=$?
 		ok=0
@@ -613,11 +611,10 @@ sec_detectors() {
 	fi
 }
 
-# The boots' sections side by side, PLANTS_LANES (2; 1 on the debug kernel) at a time, longest
-# first: they share no disk, no file and no guest (each boot has names of its own under $plants and
-# logs/). Their verdicts are
-# printed in the file's order and numbered on from the judge's; a section that stops short (set -e)
-# fails, and so do the verdicts it never gave (the plan).
+# The boots' sections side by side, longest first (vm/run's VM_SLOTS bounds how many guests run at
+# once): they share no disk, no file and no guest (each boot has names of its own under $plants and
+# logs/). Their verdicts are printed in the file's order and numbered on from the judge's; a section
+# that stops short (set -e) fails, and so do the verdicts it never gave (the plan).
 # The planted kernels first, one at a time in the one tree (built already when run-all ran --build),
 # and the tree put back as the lab built it before any section boots it.
 for k in "${kplants[@]}"; do
@@ -625,15 +622,8 @@ for k in "${kplants[@]}"; do
 done
 restore_tree
 planted=0
-# The debug kernel runs several times slower: one boot at a time there (two debug guests at once
-# starved each other's vCPUs into soft lockups and RCU stalls, tests/run-all).
-lanes=${PLANTS_LANES:-$((debug == 1 ? 1 : 2))}
-[[ $lanes =~ ^[1-9][0-9]*$ ]] || { echo "plants.sh: PLANTS_LANES must be a positive number" >&2; exit 1; }
 declare -A pid=()
 for s in kernels console programs runall vmlog detectors; do
-	while (($(jobs -rp | wc -l) >= lanes)); do
-		wait -n || true
-	done
 	sec_"$s" >"$plants/sec-$s.tap" 2>"$plants/sec-$s.err" &
 	pid[$s]=$!
 done

@@ -28,13 +28,18 @@ struct sample {
 	long long sectors;
 };
 
+/*
+ * The disk's sectors first: they say what it had written when the call returned. Read after the
+ * 2048 pages' flags, they counted whatever it wrote while those were read (a second, beside two
+ * other guests on two cores: seen as a row IN FLIGHT by its flags whose disk had "written it all").
+ */
 static int sample(struct record *rec, const char *map, struct sample *s)
 {
 	errno = 0;
+	s->sectors = lab_sectors_written("vda");
 	if (lab_page_states(map, 0, NPAGES, &s->dirty, &s->writeback))
 		return row_fail(rec, "reading the range's page flags");
 	s->dirty_kb = lab_meminfo_kb("Dirty");
-	s->sectors = lab_sectors_written("vda");
 	if (s->dirty_kb < 0 || s->sectors < 0)
 		return row_fail(rec, "reading meminfo Dirty or vda's sectors written");
 	return 0;

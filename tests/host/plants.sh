@@ -551,7 +551,8 @@ sec_kernels() {
 			;;
 		gup_fast_race)
 			plant_kernel "$k"
-			VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
+			# Two vCPUs, as the suite's fork_pin_race_test has: its pinner races fork().
+			VM_SMP=2 VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
 				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
 			ok=0
 			[[ $rc != 0 ]] && grep -q 'kernel BUG at mm/gup.c' "$plants/gup_fast.out" && ok=1

@@ -7,7 +7,7 @@ set -euo pipefail
 # KERNEL_SRC), and 6.12's, where cow.c comes from for a kernel older than 6.2 (vm/guest.mk:
 # COW_TARBALL). rsync: the kernel's headers_install uses it. python3: make docs and the results
 # formats read JSON with it; python3-jsonschema: make test validates build/results/kcidb.json with it
-# (tests/results.py).
+# (tests/results.py). lz4: Kbuild compresses the guest's kernel with it (vm/kernel.config).
 # shellcheck source=vm/lib.sh
 . "$(dirname "$0")/lib.sh"
 if [[ -z ${KERNEL_SRC:-} ]] && ! lab_kernels | grep -qxF "$LAB_KERNEL"; then
@@ -16,7 +16,7 @@ fi
 pkgs=(linux-source-6.12)
 [[ -n ${KERNEL_SRC:-} || $LAB_KERNEL == 6.12 ]] || pkgs+=("linux-source-$LAB_KERNEL")
 pkgs+=(qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
-      cpio xz-utils kmod git e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
+      cpio xz-utils lz4 kmod git e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
       gnuplot-nox liburing-dev libjson-c-dev gdb rsync python3 python3-jsonschema)
 
 missing=()

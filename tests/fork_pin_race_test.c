@@ -72,6 +72,7 @@ FIXTURE(race)
 
 FIXTURE_SETUP(race)
 {
+	LAB_NEEDS_CPUS(2);
 	self->r.gup_fd = open(GUP_TEST, O_RDWR);
 	ASSERT_LE(0, self->r.gup_fd) TH_LOG(GUP_TEST ": CONFIG_GUP_TEST and debugfs needed");
 	self->r.buf = mmap(NULL, NPAGES * LAB_PAGE, PROT_READ | PROT_WRITE,

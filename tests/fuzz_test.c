@@ -20,6 +20,8 @@ FIXTURE(fuzz)
 
 FIXTURE_SETUP(fuzz)
 {
+	/* Four processes of three threads each at the driver at once. */
+	LAB_NEEDS_CPUS(2);
 }
 
 FIXTURE_TEARDOWN(fuzz)

@@ -64,6 +64,7 @@ TEST(threads_race_unpin_dma_and_close)
 	int watch = pindma_open();
 	struct pindma_info before;
 
+	LAB_NEEDS_CPUS(2);
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_LE(0, watch);
 	memset(buf, 1, SIZE);

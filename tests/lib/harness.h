@@ -102,6 +102,16 @@ static inline int lab_harness_main(int argc, char **argv)
 				      lab_why_, what); \
 } while (0)
 
+/*
+ * A race between threads or processes needs CPUs to race on: on one, the non-preemptible kernel
+ * interleaves them only where they sleep, and the test would pass having raced nothing. Fails
+ * (make test gives these programs their own guest of two vCPUs: tests/run-all's race guest).
+ */
+#define LAB_NEEDS_CPUS(n) \
+	ASSERT_LE((long)(n), sysconf(_SC_NPROCESSORS_ONLN)) \
+		TH_LOG("a race of %d CPUs, %ld online (vm/run VM_SMP)", (n), \
+		       sysconf(_SC_NPROCESSORS_ONLN))
+
 #define LAB_HARNESS_MAIN \
 	int main(int argc, char **argv) { return lab_harness_main(argc, argv); }
 

@@ -3,8 +3,8 @@
  * LINUX_FADV_ASYNC_WRITE and LINUX_FADV_WRITE_WAIT (kernel-patches/0001) on a real block
  * device: the guest's virtio-blk disk, ext4 on /mnt/disk. Page state is read per page from
  * /proc/self/pagemap + /proc/kpageflags through a shared mapping of the file, and I/O from
- * the disk's written-sector count. The periodic flusher is stopped while a test runs, so
- * that every write-out seen is one the test asked for.
+ * the disk's written-sector count. The periodic flusher is stopped from the first test's setup
+ * to the program's end, so that every write-out seen is one the test asked for.
  */
 #define _GNU_SOURCE
 /*

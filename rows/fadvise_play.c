@@ -3,8 +3,8 @@
  * Playing a fadvise row: a fresh 8 MiB file on the guest's slow disk (/mnt/disk, 8 MiB/s writes),
  * allocated and on disk first, dirtied through a shared mapping; then the row's call, with the
  * range's pages (kpageflags), meminfo and the disk's written sectors sampled right before and right
- * after it. The periodic flusher is stopped meanwhile, under the writeback lock, so that only the
- * call starts write-out.
+ * after it. The periodic flusher is stopped from the first row to the demo's end, so that only the
+ * calls start write-out; each row holds the writeback lock.
  */
 #define _GNU_SOURCE
 #include "linux_fadvise.h"
@@ -122,6 +122,29 @@ static int play_file(const struct row *r, struct record *rec, int fd, char *map)
 	return 0;
 }
 
+/* The file's 8 MiB, written once, so that the rows only overwrite data in place. */
+static int fill(int fd)
+{
+	static char buf[SIZE];
+
+	memset(buf, 'o', SIZE);
+	return pwrite(fd, buf, SIZE, 0) == (ssize_t)SIZE ? 0 : -1;
+}
+
+/*
+ * The periodic flusher stays off from the first row to the demo's end, and comes back once, when
+ * the demo's process exits: turned back on, the flusher is woken to write back everything dirty,
+ * later, from a workqueue (dirty_writeback_centisecs_handler()), which after one row could land
+ * in the next one's call.
+ */
+static bool flusher_off;
+
+static void __attribute__((destructor)) flusher_back_on(void)
+{
+	if (flusher_off)
+		lab_quiet_writeback(false);
+}
+
 int play_fadvise(const struct row *r, const char *engine, struct record *rec)
 {
 	struct fadvise_obs *o = &rec->fadvise;
@@ -139,13 +162,19 @@ int play_fadvise(const struct row *r, const char *engine, struct record *rec)
 	lock = lab_lock(LAB_LOCK_WRITEBACK, true);
 	if (lock < 0)
 		return row_fail(rec, "locking writeback");
+	flusher_off = true;
 	if (lab_quiet_writeback(true)) {
 		row_fail(rec, "stopping the flusher");
 		goto out;
 	}
+	/*
+	 * Written, not fallocate()d: the first write-out into unwritten extents ends in ext4's
+	 * conversion work, after the disk has counted the sectors (6.12's dioread_nolock), so a
+	 * row could see the whole 8 MiB written while its pages were still under writeback.
+	 */
 	snprintf(path, sizeof(path), "/mnt/disk/fadvise-row.%d", getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || ftruncate(fd, SIZE) || fallocate(fd, 0, 0, SIZE) || fsync(fd)) {
+	if (fd < 0 || fill(fd) || fsync(fd)) {
 		row_fail(rec, "%s", path);
 		goto out;
 	}
@@ -162,8 +191,6 @@ out:
 		close(fd);
 		unlink(path);
 	}
-	if (lab_quiet_writeback(false) && !ret)
-		ret = row_fail(rec, "restarting the flusher");
 	close(lock);
 	return ret;
 }

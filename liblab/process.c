@@ -68,7 +68,8 @@ int lab_referenced_pages(char *buf, size_t len)
 	 * drains only its own CPU's batch, and only for a page not on the LRU yet, and would copy
 	 * for those references. Compaction drains every CPU's batches first (lru_add_drain_all());
 	 * it may migrate pages nobody references, so the PFNs are read after it. A page it took
-	 * off the LRU and put back unmigrated waits in this CPU's batch, with a reference: so the
+	 * off the LRU and put back unmigrated waits in this CPU's batch, with a reference (and on
+	 * 6.12 a migrated one too: only 6.1 drains after migrating a mapped page): so the
 	 * compaction, the child and the writes all run on this one CPU, whose write fault drains
 	 * that batch. (Seen without: 1 to 12 pages "moved" when the writes ran on the other CPU.)
 	 */

@@ -457,15 +457,32 @@ TEST_F_TIMEOUT(faults, pindma_tests_under_faults_exit_and_leave_nothing, 900)
 		FILE *f;
 
 		snprintf(log, sizeof(log), "/tmp/fault_test.%s.log", pindma_tests[i]);
-		status = run_marked(pindma_tests[i], log);
-		ASSERT_NE(-1, status) TH_LOG("%s did not run under make-it-fail", pindma_tests[i]);
-		f = fopen(log, "r");
-		ASSERT_NE(NULL, f);
-		while (fgets(line, sizeof(line), f)) {
-			prog_ok += !strncmp(line, "ok ", 3);
-			prog_not_ok += !strncmp(line, "not ok ", 7);
+		/*
+		 * A static program's C library allocates its TLS block before main(); when a fault
+		 * fails that, glibc exits 127 ("Fatal glibc error", if it can still write) before
+		 * the harness printed its first line (seen: pindma_race_test, 0 cases, status
+		 * 0x7f00). A fault of the C library's start, not of the driver's: run again, at
+		 * most three times in all.
+		 */
+		for (int run = 1; run <= 3; run++) {
+			bool started = false;
+
+			status = run_marked(pindma_tests[i], log);
+			ASSERT_NE(-1, status) TH_LOG("%s did not run under make-it-fail",
+						     pindma_tests[i]);
+			f = fopen(log, "r");
+			ASSERT_NE(NULL, f);
+			prog_ok = prog_not_ok = 0;
+			while (fgets(line, sizeof(line), f)) {
+				prog_ok += !strncmp(line, "ok ", 3);
+				prog_not_ok += !strncmp(line, "not ok ", 7);
+				started |= !strncmp(line, "TAP version", 11);
+			}
+			fclose(f);
+			if (started || !WIFEXITED(status) || WEXITSTATUS(status) != 127)
+				break;
+			say("%s died in the C library's start (run %d of 3)\n", pindma_tests[i], run);
 		}
-		fclose(f);
 		say("%s under faults: %d cases passed, %d failed (not judged), status %#x; "
 		    "its output: %s\n", pindma_tests[i], prog_ok, prog_not_ok, status, log);
 		EXPECT_TRUE(WIFEXITED(status))

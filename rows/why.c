@@ -359,8 +359,15 @@ static void state_words(FILE *f, const struct page_state *s, char l)
  */
 void why_print(FILE *f, const struct record *rec)
 {
+	/*
+	 * The era's rule and the build's note on inlining are the same for every row a program
+	 * prints: each is said at the first row that needs it, not again under every picture.
+	 */
+	static const char *said_rule;
+	static char said_note[sizeof(rec->why_note)];
 	const struct era_rules *rules = expect_rules();
 	const struct page_state *s;
+	const char *rule;
 	uint64_t seen[8];
 	int n = 0, p;
 
@@ -389,7 +396,10 @@ void why_print(FILE *f, const struct record *rec)
 		if (c->valid && c->pfn != s->pfn)
 			fprintf(f, "      the child has its own page %c: %s\n",
 				letter(seen, &n, c->pfn), rules->fork_copies_pinned);
-		fprintf(f, "      rule: %s\n", huge ? rules->hugetlb_reuse : rules->write_fault_reuse);
+		rule = huge ? rules->hugetlb_reuse : rules->write_fault_reuse;
+		if (rule != said_rule)
+			fprintf(f, "      rule: %s\n", rule);
+		said_rule = rule;
 		if (huge)
 			fprintf(f, "      page %c has mapcount %lld, so the parent's write %s\n",
 				letter(seen, &n, s->pfn), (long long)s->mapcount,
@@ -411,8 +421,9 @@ void why_print(FILE *f, const struct record *rec)
 	}
 	if (!rec->n_copies)
 		fprintf(f, "      no copy: the kernel's trace shows none for these pages\n");
-	if (rec->why_note[0])
+	if (rec->why_note[0] && strcmp(rec->why_note, said_note))
 		fprintf(f, "      (%s)\n", rec->why_note);
+	snprintf(said_note, sizeof(said_note), "%s", rec->why_note);
 }
 
 void why_print_only(FILE *f, const struct record *rec)

@@ -35,7 +35,10 @@ int lab_read_int(const char *path);
  * global under another's feet: LAB_LOCK_SWITCH is held exclusively by whoever sets
  * vm.fork_share_pinned and shared by whoever needs it to stay as it is; LAB_LOCK_WRITEBACK
  * exclusively by whoever stops the flusher or counts the slow disk's sectors. The locked fd (close
- * it to unlock), or -1.
+ * it to unlock), or -1 (ETIMEDOUT after LAB_LOCK_TIMEOUT seconds, default 600, and at once once
+ * a wait of the process has given up). A writer waits before later readers. Not recursive; taken
+ * in this order: the switch's, then the hugetlb pool's (the writeback and hugetlb locks take
+ * nothing inside them).
  */
 #define LAB_LOCK_SWITCH "fork-switch"
 #define LAB_LOCK_WRITEBACK "writeback"

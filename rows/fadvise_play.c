@@ -168,7 +168,8 @@ int play_fadvise(const struct row *r, const char *engine, struct record *rec)
 		return errno = 0, row_fail(rec, "no /dev/vda (vm/run --disk)");
 	lock = lab_lock(LAB_LOCK_WRITEBACK, true);
 	if (lock < 0)
-		return row_fail(rec, "locking writeback");
+		return row_fail(rec, "locking writeback%s", errno == ETIMEDOUT ?
+				" (held past LAB_LOCK_TIMEOUT)" : "");
 	flusher_off = true;
 	if (lab_quiet_writeback(true)) {
 		row_fail(rec, "stopping the flusher");

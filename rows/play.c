@@ -115,10 +115,20 @@ static bool knob_set(struct record *rec, int value)
 static int play_with_switch(const struct row *r, const char *engine, struct record *rec,
 			    row_play_fn *play)
 {
-	int lock = lab_lock(LAB_LOCK_SWITCH, r->knob != KNOB_LEAVE), old = lab_read_int(KNOB), ret = -1;
+	int lock, old, ret = -1;
 
+	/*
+	 * The switch acts on fork() and on what RDMA netlink reports to rdma-core: a row that never
+	 * forks, and not through verbs, plays whatever it is, without holding it (a fadvise row held
+	 * it 2 s, keeping every row that sets it waiting).
+	 */
+	if (r->knob == KNOB_LEAVE && !r->fork && r->family != FAM_VERBS)
+		return play(r, engine, rec);
+	lock = lab_lock(LAB_LOCK_SWITCH, r->knob != KNOB_LEAVE);
 	if (lock < 0)
-		return row_fail(rec, "locking the fork switch");
+		return row_fail(rec, "locking the fork switch%s", errno == ETIMEDOUT ?
+				" (held past LAB_LOCK_TIMEOUT)" : "");
+	old = lab_read_int(KNOB);
 	if (r->knob == KNOB_LEAVE) {
 		/* Where the switch exists it must be off, as the kernel boots. */
 		if (old > 0) {

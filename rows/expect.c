@@ -142,7 +142,7 @@ static const struct expectation v6_12[] = {
 /*
  * The rules the "why" lines state, per era. 6.1: the fork-time copy is copy_present_page() when
  * page_needs_cow_for_dma() (70e806e4e645, 5.9); a write fault reuses an anon page that is
- * PageAnonExclusive (6c287605fd56, 6.0) or referenced only by its mapping (09854ba94c6a, 5.9);
+ * PageAnonExclusive (6c287605fd56, 5.19) or referenced only by its mapping (09854ba94c6a, 5.9);
  * hugetlb_wp() reuses a page mapped once. 6.12: the same rules through folios.
  * The copy functions are listed innermost first, each followed by the caller a stack names when the
  * build inlined it: copy_present_page() into copy_pte_range() and that into copy_page_range(), and

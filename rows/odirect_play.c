@@ -7,10 +7,15 @@
  * process forks and the parent writes into the page that also holds the read's last bytes.
  *
  * Eight readers (the 2009 report's form): the same image attached again at 4 reads a second
- * ("odirect-iops"); eight threads, started 30 ms apart, each read one page-sized chunk into a
- * buffer 512 bytes off a page boundary, so that neighbouring reads share a page, while another
- * thread forks and reaps children in a loop. No CPU write at all: the next reader's GUP breaks
- * copy-on-write under the previous read's DMA.
+ * ("odirect-iops"); eight threads, started one after the other, each read one page-sized chunk
+ * into a buffer 512 bytes off a page boundary, so that neighbouring reads share a page, and the
+ * process forks (a child that exits at once) between one reader's request and the next reader's
+ * start. No CPU write at all: where direct I/O takes its pages with FOLL_GET (6.1's
+ * iov_iter_get_pages2(); FOLL_PIN since 920756a3306a, 6.4), or with the fork switch on, the fork
+ * leaves the shared page write-protected in the parent, no longer PageAnonExclusive. The child is
+ * reaped at once, but the previous read's reference keeps the page's refcount above its mapcount,
+ * so the next reader's GUP (FOLL_WRITE) copies it (do_wp_page()) under that read's DMA: the
+ * parent moves to the copy, and the read lands in a page only the read still holds.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -41,7 +46,6 @@
 #define CHUNK 4096
 #define MISALIGN 512
 #define ROUNDS 2
-#define FORK_GAP_US 4000
 
 /* The vdX whose serial is want, or -1. */
 static int find_disk(const char *want, char *name, size_t size)
@@ -72,14 +76,14 @@ static int find_disk(const char *want, char *name, size_t size)
 	return ret;
 }
 
-/* Reads in flight on the disk, from /sys/block/NAME/inflight; -1 on error. */
-static long reads_in_flight(const char *disk)
+/* The first number of /sys/block/DISK/FILE (inflight, stat: the disk's reads); -1 on error. */
+static long block_reads(const char *disk, const char *file)
 {
 	char path[300];
 	long reads = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/block/%s/inflight", disk);
+	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, file);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%ld", &reads) != 1)
@@ -87,6 +91,18 @@ static long reads_in_flight(const char *disk)
 		fclose(f);
 	}
 	return reads;
+}
+
+/* Reads in flight on the disk. */
+static long reads_in_flight(const char *disk)
+{
+	return block_reads(disk, "inflight");
+}
+
+/* Reads the disk completed since boot. */
+static long reads_completed(const char *disk)
+{
+	return block_reads(disk, "stat");
 }
 
 static int open_source(const struct row *r, struct record *rec, const char *serial, char *disk,
@@ -308,10 +324,7 @@ struct multi {
 	const char *disk;
 	ssize_t got[READERS];
 	int err[READERS];
-	volatile int running;	/* readers not done */
-	volatile bool go;
-	long forks;		/* forks made while a read was in flight */
-	int child_failed;	/* a forked child's wait status, when it did not exit 0 */
+	long completed_base;	/* the disk's completed reads before the round's first reader */
 };
 
 struct chunk {
@@ -326,102 +339,191 @@ static void *chunk_reader(void *arg)
 
 	m->got[c->i] = pread(m->fd, m->buf + c->i * CHUNK, CHUNK, m->base + c->i * CHUNK);
 	m->err[c->i] = errno;
-	__atomic_sub_fetch(&m->running, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
-/* Forks and reaps children, each exiting at once, while any reader runs. */
-static void *forker(void *arg)
+/*
+ * Reader k was started: wait until the disk shows its request, so that its pages are taken (its
+ * GUP done: a request is built after it). Each reader makes one request, and nothing else reads
+ * the disk in a round (the mount is read-only, noload, its file's extents read before the
+ * round), so once the requests completed in the round plus those in flight number k + 1, reader
+ * k's exists. The completed count is read first: a request leaves "inflight" before it is counted
+ * completed, so a completion between the two reads only makes the sum fall short for one poll;
+ * read the other way round, it could count one request twice and see reader k's too early. Up to
+ * 2000 polls 1 ms apart. Returns the requests completed in the round when seen, -1 if not.
+ */
+static long seen_in_flight(struct multi *m, int k)
 {
-	struct multi *m = arg;
-	int status;
-	pid_t pid;
+	for (int polls = 0; polls < 2000; polls++) {
+		long done = reads_completed(m->disk);
+		long inflight = reads_in_flight(m->disk);
 
-	while (!m->go)
+		if (done >= m->completed_base && inflight >= 0 &&
+		    done - m->completed_base + inflight == k + 1)
+			return done - m->completed_base;
 		usleep(1000);
-	while (__atomic_load_n(&m->running, __ATOMIC_SEQ_CST) > 0) {
-		bool inflight = reads_in_flight(m->disk) > 0;
-
-		pid = fork();
-		if (pid < 0) {
-			m->child_failed = -1;
-			break;
-		}
-		if (!pid)
-			_exit(0);
-		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
-			m->child_failed = status ? status : -1;
-			break;
-		}
-		m->forks += inflight;
-		/*
-		 * A fork every few milliseconds lands in every reader's 30 ms window; back to back
-		 * they only burnt the guest's CPU (10 of the rows' CPU-seconds under TCG).
-		 */
-		usleep(FORK_GAP_US);
 	}
-	return NULL;
+	return -1;
 }
 
+/* The read's last MISALIGN bytes, as the parent sees them, are still the buffer's. */
+static bool tail_untouched(const char *tail)
+{
+	for (int i = 0; i < MISALIGN; i++)
+		if (tail[i] != PREFORK)
+			return false;
+	return true;
+}
+
+/*
+ * One round: the eight readers started one after the other. Once reader k's request is seen
+ * the process forks a child that exits at once and reaps it; reader k + 1 starts only then. The
+ * fork counts once reader k + 1's request is seen (its GUP, FOLL_WRITE, on the page it shares
+ * with reader k, came after the fork) while read k is still in flight: it held its pages from
+ * before the fork until after that GUP, the window in which the bug is. Still in flight, by two
+ * signs: fewer than k + 1 requests completed (QEMU's throttle queue is FIFO, but two virtqueues
+ * may hand it requests out of order, so this alone is not proof), and read k's last bytes are not
+ * in the parent's page yet (where the read reaches the parent, they would be once it ended; where
+ * the GUP copied the page, the copy was made before they came). A round in which no fork
+ * counted and no byte went missing proves nothing either way (on the debug kernel under a loaded
+ * host a read can end before the next one starts): it is played again, up to MAX_TRIES times for
+ * the row, each replay counted in tries. A round that missed bytes is kept.
+ */
 static int play_round(const struct row *r, struct record *rec, struct multi *m, char *map,
 		      size_t maplen)
 {
 	struct odirect_obs *o = &rec->odirect;
 	struct chunk chunks[READERS];
-	pthread_t readers[READERS], fork_thread;
-	int started = 0, ret = 0;
-	long missing = 0;
+	pthread_t readers[READERS];
+	int started = 0, ret = 0, status = 0;
+	unsigned int forked = 0, counted = 0;
+	long missing = 0, elsewhere = 0, forks = 0, kept = 0, bytes = 0, done;
 	char wsbuf[48], warm[CHUNK] __attribute__((aligned(4096)));
+	pid_t pid, got;
 
 	memset(map, PREFORK, maplen);
-	m->running = READERS;
-	m->go = false;
-	m->forks = 0;
-	m->child_failed = 0;
-	/* Spend the throttle's budget first, so that the readers' requests wait. */
+	/*
+	 * The round's requests are counted from here: pread() returns at the bio's completion, a
+	 * little before the request is counted completed, so the count is taken before the read
+	 * that spends the throttle's budget (so that the readers' requests wait), and that read
+	 * counted in, once it shows. The 1 ms first lets an earlier read (the file's open) be
+	 * counted; should one still come in, the round proves nothing yet and is played again.
+	 */
+	usleep(1000);
+	done = reads_completed(m->disk);
+	if (done < 0 || reads_in_flight(m->disk) < 0)
+		return row_fail(rec, "reading /sys/block/%s/stat and inflight", m->disk);
+	m->completed_base = done + 1;
 	if (pread(m->fd, warm, CHUNK, m->base) != CHUNK)
 		return row_fail(rec, "the O_DIRECT read before the round");
-	errno = pthread_create(&fork_thread, NULL, forker, m);
-	if (errno)
-		return row_fail(rec, "starting the forking thread");
+	for (int polls = 0; polls < 2000 && reads_completed(m->disk) < m->completed_base; polls++)
+		usleep(1000);
+	if (reads_completed(m->disk) != m->completed_base) {
+		errno = 0;
+		if (o->tries < MAX_TRIES) {
+			o->tries++;
+			return 0;
+		}
+		return row_fail(rec, "the read before the round made %ld requests, not 1",
+				reads_completed(m->disk) - done);
+	}
 	for (; started < READERS; started++) {
 		chunks[started] = (struct chunk){ .m = m, .i = started };
 		errno = pthread_create(&readers[started], NULL, chunk_reader, &chunks[started]);
 		if (errno) {
 			ret = row_fail(rec, "starting reader %d", started);
-			__atomic_sub_fetch(&m->running, READERS - started, __ATOMIC_SEQ_CST);
 			break;
 		}
-		m->go = true;
-		usleep(30 * 1000);
+		done = seen_in_flight(m, started);
+		/* The fork before this reader counts if the one before is still in flight. */
+		if (started && (forked & 1u << (started - 1)) && done >= 0 && done < started &&
+		    tail_untouched(m->buf + started * CHUNK - MISALIGN)) {
+			counted |= 1u << (started - 1);
+			forks++;
+		}
+		/* After the last reader no GUP follows: a fork would change nothing. */
+		if (done < 0 || started == READERS - 1)
+			continue;
+		pid = fork();
+		if (pid < 0) {
+			ret = row_fail(rec, "fork");
+			started++;
+			break;
+		}
+		if (!pid)
+			_exit(0);
+		do
+			got = waitpid(pid, &status, 0);
+		while (got < 0 && errno == EINTR);
+		if (got != pid) {
+			ret = row_fail(rec, "waitpid");
+			started++;
+			break;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			errno = 0;
+			ret = row_fail(rec, "a forked child %s",
+				       lab_wait_status(status, wsbuf, sizeof(wsbuf)));
+			started++;
+			break;
+		}
+		forked |= 1u << started;
 	}
-	m->go = true;
 	for (int i = 0; i < started; i++)
 		pthread_join(readers[i], NULL);
-	pthread_join(fork_thread, NULL);
 	if (ret)
 		return ret;
-	if (m->child_failed) {
-		errno = 0;
-		return row_fail(rec, "a child of the forking thread %s",
-				lab_wait_status(m->child_failed, wsbuf, sizeof(wsbuf)));
-	}
 	for (int i = 0; i < READERS; i++) {
 		if (m->got[i] != CHUNK) {
 			errno = m->got[i] < 0 ? m->err[i] : 0;
 			return row_fail(rec, "reader %d's O_DIRECT read returned %zd of %d bytes", i,
 					m->got[i], CHUNK);
 		}
-		o->read_bytes += CHUNK;
+		bytes += m->got[i];
 	}
-	for (size_t i = 0; i < READERS * CHUNK; i++)
-		missing += m->buf[i] != DISK_BYTE;
+	/* The last completion counted too (see above), then exactly eight. */
+	for (int polls = 0; polls < 2000; polls++) {
+		done = reads_completed(m->disk) - m->completed_base;
+		if (done >= READERS)
+			break;
+		usleep(1000);
+	}
+	if (done != READERS) {
+		errno = 0;
+		return row_fail(rec, "the round's %d reads made %ld requests: its counts are not the "
+				"readers'", READERS, done);
+	}
+	/*
+	 * Where bytes can go missing: the tail of a read that a fork followed, the MISALIGN bytes it
+	 * has in the page it shares with the next read, whose GUP broke copy-on-write under it.
+	 * Aligned, no page is shared. Every counted fork must have cost its read's tail (checked on
+	 * an ORPHANED row): that is what counting it claims.
+	 */
+	for (int k = 0; k < READERS; k++) {
+		long tail_lost = 0;
+
+		for (int i = 0; i < CHUNK; i++) {
+			bool lost = m->buf[k * CHUNK + i] != DISK_BYTE;
+			bool tail = !r->odirect.aligned && (forked & 1u << k) && i >= CHUNK - MISALIGN;
+
+			missing += lost;
+			elsewhere += lost && !tail;
+			tail_lost += lost && tail;
+		}
+		kept += (counted & 1u << k) && tail_lost != MISALIGN;
+	}
+	if (!forks && !missing && o->tries < MAX_TRIES) {
+		o->tries++;
+		return 0;
+	}
+	o->read_bytes += bytes;
 	o->missing += missing;
+	o->missing_elsewhere += elsewhere;
+	o->tails_kept += kept;
 	o->stale_rounds += missing > 0;
-	o->forkless_rounds += m->forks == 0;
-	o->forks += m->forks;
+	o->forkless_rounds += !forks;
+	o->forks += forks;
 	o->rounds++;
-	(void)r;
 	return 0;
 }
 
@@ -444,8 +546,8 @@ static int play_multi(const struct row *r, struct record *rec)
 	m.buf = map + (r->odirect.aligned ? 0 : MISALIGN);
 	if (r->dontfork && madvise(map, maplen, MADV_DONTFORK))
 		ret = row_fail(rec, "MADV_DONTFORK");
-	/* Until a round misses bytes, or all were played. */
-	for (int i = 0; !ret && i < ROUNDS && !rec->odirect.stale_rounds; i++)
+	/* Until a round misses bytes, or all were played (a replayed round is not counted). */
+	while (!ret && rec->odirect.rounds < ROUNDS && !rec->odirect.stale_rounds)
 		ret = play_round(r, rec, &m, map, maplen);
 	munmap(map, maplen);
 	close(m.fd);

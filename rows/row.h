@@ -82,7 +82,7 @@ struct row {
 		struct {
 			bool own_page;	/* the read fills whole pages; the parent writes another */
 			bool ext4;	/* through a file on ext4 rather than the raw disk */
-			bool multi;	/* the 2009 form: readers sharing pages, a forking thread */
+			bool multi;	/* the 2009 form: readers sharing pages, forks between */
 			bool aligned;	/* multi: the readers' chunks are page-aligned (the control) */
 		} odirect;
 		struct {
@@ -165,14 +165,18 @@ struct odirect_obs {
 	uint64_t pfn_child;	/* the child's page there (0: none) */
 	int64_t inflight;	/* reads in flight on the disk just before the fork */
 	int64_t inflight_after;	/* the same once fork() returned */
-	int64_t tries;		/* plays it took to fork inside the read's window */
+	int64_t tries;		/* plays it took to fork inside the read's window; multi: rounds
+				 * played again for want of a fork that counts */
 	int64_t missing;	/* bytes of the read(s) the parent does not find */
 	int64_t read_bytes;	/* bytes the read(s) returned */
 	bool child_has_data;	/* single reader: the read's bytes are in the child's page */
-	int64_t forks;		/* multi: forks made while reads were in flight */
+	int64_t forks;		/* multi: forks between a read's request and the next reader's
+				 * GUP, that read still in flight after the GUP */
 	int64_t rounds;		/* multi: rounds played */
 	int64_t stale_rounds;	/* multi: rounds whose buffer missed bytes */
-	int64_t forkless_rounds; /* multi: rounds with no fork while a read was in flight */
+	int64_t forkless_rounds; /* multi: rounds with no such fork */
+	int64_t missing_elsewhere; /* multi: bytes missing but in the tail of a read a fork followed */
+	int64_t tails_kept;	/* multi: counted forks whose read's tail was not lost */
 };
 
 struct fadvise_obs {

@@ -43,10 +43,11 @@ LAB_SLOWER_DISK=throttling.bps-write=$((4 << 20))
 # stays in flight for about a second.
 LAB_ODIRECT_DISK=serial=odirect,readonly=on,throttling.bps-read=$((1 << 20))
 # The same image again for the 2009 report's rows (eight page-sized reads sharing pages): four reads a
-# second, so that each read stays in flight while the next reader pins its pages and a thread forks.
+# second, so that each read stays in flight while the process forks and the next reader takes its pages.
 LAB_ODIRECT_IOPS_DISK=serial=odirect-iops,readonly=on,throttling.iops-read=4
 # The debug kernel forks several times slower: at four reads a second the readers were all done before
-# its forking thread forked once in a read's window (odirect-multi rows "could not run"): one there.
+# a fork came in a read's window (odirect-multi rows "could not run", seen with the forking thread
+# before 2b2d239): one there.
 [[ $LAB_FLAVOUR == normal ]] || LAB_ODIRECT_IOPS_DISK=serial=odirect-iops,readonly=on,throttling.iops-read=1
 
 # The kernel registry: a kernel is named by its folder kernel-patches/<version>/ (its series, its

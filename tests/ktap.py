@@ -426,7 +426,19 @@ def program_of(frame):
     """A data channel's frame judged: a program, a program that is missing, or kmemleak's report."""
     kind, name, text, status, secs = frame
     if kind == 'prog':
-        return Program(name, text, status, secs)
+        # guest/run-tests' word, after the program's output: a knob it left changed.
+        lines = text.split('\n')
+        knobs = [line.split() for line in lines if line.startswith('@@lab-knob ')]
+        p = Program(name, '\n'.join(line for line in lines if not line.startswith('@@lab-knob ')),
+                    status, secs)
+        for k in knobs:
+            if k[3:] == ['could-not-put-back']:
+                p.problems.append('left %s changed, and it could not be put back to %s: the '
+                                  'programs after it ran with it' % (k[1], k[2]))
+                continue
+            p.problems.append('left %s at %s (it was %s before the program; put back for the '
+                              'next)' % (k[1], ' '.join(k[3:]) or '?', k[2] if len(k) > 2 else '?'))
+        return p
     if kind == 'missing':
         return Program.failure(name, 'the build lists it, but /lab/tests/%s is missing' % name)
     if kind == 'broken':

@@ -84,11 +84,12 @@ programs=(
 	"cow_crash|a cow.c that crashes halfway|cow.c ran its whole plan and exited as its results call for: not ok"
 	"cow_missing|no cow.c at all|cow.c ran its whole plan and exited as its results call for: not ok"
 	"cow_known_passed|a case cow-known.txt lists that passes|case 2 ... with base page: not ok"
-	"fadvise_exit|fadvise_demo exiting 3, a status no records call for (0, 1 or 2)|~fadvise_demo exits [0-2] as its records call for \(it exited 3\): not ok"
+	"demo_exit|a demo (consumers_demo) exiting 3, a status no records call for (0, 1 or 2)|~consumers_demo exits [0-2] as its records call for \(it exited 3\): not ok"
 	"hca_unstaged|verbs rows whose HCA write carries nothing (its tag never staged)|switch-off@rxe verdict: not ok"
 	"query|a row whose PINDMA_IOC_QUERY fails (run as nobody)|exited with status 2 without reporting a failed case"
 	"pagemap|a row whose pagemap read fails (run as nobody)|exited with status 2 without reporting a failed case"
 	"thlog_inject|a TH_LOG of several lines holding a result line of its own|ok"
+	"knob_left|a program that passes but leaves the flusher off (guest/run-tests' knobs)|left /proc/sys/vm/dirty_writeback_centisecs at 0 (it was "
 )
 # A user's tree (KERNEL_SRC) is not patched, and there a lab patch's absence is a skip the budget lists
 # and a cow-known.txt case that passes only a note, by design: those two guards do not apply there.
@@ -198,6 +199,7 @@ kgone[gup_fast_race]='if (pinned_pages_may_be_shared())'
 # is rebuilt as the lab's on exit (restore_tree), once for all the plants built: a build meanwhile
 # (vm/build-kernel.sh) would not trust it.
 built=$(cat "$tree/.lab-built" 2>/dev/null || true)
+built_at=$(stat -c %Y "$tree/.lab-built" 2>/dev/null || true)
 planted=0
 image=""
 plant_kernel() {
@@ -227,6 +229,10 @@ restore_tree() {
 	make -C "$tree" ARCH=x86_64 -j"$(nproc)" bzImage >>"$plants/kernel.log" 2>&1 ||
 		{ tail -40 "$plants/kernel.log" >&2; echo "plants.sh: putting the kernel tree back failed" >&2; exit 1; }
 	echo "$built" >"$tree/.lab-built"
+	# With its time as the lab's build left it: the guest's programs and modules are made from it
+	# (vm/guest.mk), and a new time had the next make test rebuild them all (9 s, every first warm
+	# run after the planted kernels were built).
+	touch -d "@$built_at" "$tree/.lab-built"
 }
 trap restore_tree EXIT
 # --build: only build the planted kernels (tests/run-all does so before it boots any guest: a tree
@@ -325,10 +331,13 @@ sec_programs() {
 		cow_missing) printf '#!/bin/sh\nCOW=/lab/plants/none exec /lab/tests/cow_test\n' >"$w/$name" ;;
 		cow_known_passed)
 			printf '#!/bin/sh\nCOW=/lab/plants/cow_crash COW_KNOWN=/lab/plants/cow-known.txt exec /lab/tests/cow_test\n' >"$w/$name" ;;
-		fadvise_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test fadvise_demo\n' >"$w/$name" ;;
+		demo_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test consumers_demo\n' >"$w/$name" ;;
 		hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
 		query) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only pin" nobody\n' >"$w/$name" ;;
 		pagemap) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only mlock" nobody\n' >"$w/$name" ;;
+		knob_left)
+			printf '#!/bin/sh\necho 0 >/proc/sys/vm/dirty_writeback_centisecs || exit 1\n%s\n' \
+				"printf 'TAP version 13\n1..1\nok 1 the flusher turned off (a plant)\n'" >"$w/$name" ;;
 		*) adds+=(--add "$plants/guest/$name:/lab/tests/${name}_test"); run+=("${name}_test"); continue ;;
 		esac
 		chmod +x "$w/$name"
@@ -336,9 +345,10 @@ sec_programs() {
 		run+=("${name}_test")
 	done
 	# Exit 3: a status no records call for, so that the guard speaks whatever the rows did (a row that
-	# could not run calls for 2).
-	printf '#!/bin/sh\n/lab/demo/fadvise_demo "$@"\nexit 3\n' >"$plants/guest/demo/fadvise_demo"
-	chmod +x "$plants/guest/demo/fadvise_demo"
+	# could not run calls for 2). The guard is every demo's; consumers_demo's rows take a second (the
+	# fadvise rows it once wrapped took 18 s of the plants' longest boot).
+	printf '#!/bin/sh\n/lab/demo/consumers_demo "$@"\nexit 3\n' >"$plants/guest/demo/consumers_demo"
+	chmod +x "$plants/guest/demo/consumers_demo"
 	# verbs_demo with the HCA's tag never staged before its RDMA WRITE: a copy of its play with that
 	# line taken out (the plant must have found it), linked as vm/guest.mk links the real one.
 	sed '/memcpy(stage + OFF_HCA, HCA, TAG);/d' "$top/rows/verbs_play.c" >"$plants/verbs_play.c"
@@ -361,13 +371,14 @@ sec_programs() {
 	cat "$top/tests/skips/$kernel.txt" "$top/tests/plants/skips.txt" >"$plants/skips.txt"
 	# A folder whose manifest lists a program it lacks, run as a whole (the runner's manifest check).
 	echo ghost_test >"$plants/manifest"
-	adds+=(--add "$plants/guest/demo/fadvise_demo:/lab/plants/demo/fadvise_demo"
+	adds+=(--add "$plants/guest/demo/consumers_demo:/lab/plants/demo/consumers_demo"
 		--add "$plants/guest/demo/verbs_demo:/lab/plants/demo/verbs_demo"
 		--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
 		--add "$plants/cow-known.txt:/lab/plants/cow-known.txt"
 		--add "$plants/manifest:/lab/plants/tests/manifest")
 	rc=0
-	"$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
+	# The plants' longest boot (with the console's): its slot before shorter ones' (VM_SLOT_FIRST).
+	VM_SLOT_FIRST=1 "$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
 		"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
 		>"$plants/programs.out" 2>&1 || rc=$?
 	verdicts=$plants/programs.verdicts
@@ -427,7 +438,7 @@ sec_console() {
 		adds+=(--add "$plants/kmod/plant_$mod.ko:/lab/plants/plant_$mod.ko")
 	done
 	rc=0
-	"$top/vm/run" --name plant-console "${adds[@]}" -- sh -c "$cmd" >"$plants/console.out" 2>&1 || rc=$?
+	VM_KMODS=lab VM_SLOT_FIRST=1 "$top/vm/run" --name plant-console "${adds[@]}" -- sh -c "$cmd" >"$plants/console.out" 2>&1 || rc=$?
 	loaded=0
 	grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-console.log" && loaded=1
 	classes=$(grep -ao 'classes: [^;]*' "$plants/console.out" | head -1 || true)
@@ -474,7 +485,7 @@ sec_vmlog() {
 			adds=(--add "$plants/init-$name:/init")
 		fi
 		rc=0
-		VM_APPEND=$append "$top/vm/run" --name "plant-$name" "${adds[@]}" -- sh -c "$gcmd" >"$plants/$name.out" 2>&1 || rc=$?
+		VM_KMODS=lab VM_APPEND=$append "$top/vm/run" --name "plant-$name" "${adds[@]}" -- sh -c "$gcmd" >"$plants/$name.out" 2>&1 || rc=$?
 		ok=0
 		[[ $rc != 0 ]] && grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-$name.log" &&
 			grep -qF -- "vm/run: FAIL: $want" "$plants/$name.out" && ok=1
@@ -509,7 +520,7 @@ sec_runall() {
 
 	# Boot 3: a guest that hangs.
 	rc=0
-	"$top/vm/run" --name plant-hang --timeout 8 -- sleep 100 >"$plants/hang.out" 2>&1 || rc=$?
+	VM_KMODS=lab "$top/vm/run" --name plant-hang --timeout 8 -- sleep 100 >"$plants/hang.out" 2>&1 || rc=$?
 	grep -q 'timed out after 8s' "$plants/hang.out" && [[ $rc != 0 ]] && ok=1 || ok=0
 	verdict "a guest that hangs turns the run red (vm/run --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
 }
@@ -523,7 +534,7 @@ sec_kernels() {
 			plant_kernel "$k"
 			# On the disk make test's fadvise_test has (the io guest's: `slower`), so that the
 			# plant proves the guard as the suite runs it.
-			VM_KERNEL=$image "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
+			VM_KMODS=lab VM_KERNEL=$image "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
 				--disk "$build/disk-plants-kernel.img,slower" -- /lab/guest/run-tests \
 				fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
 			ok=0

@@ -22,6 +22,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
+# Nothing here uses RDMA: the boots load only the lab's modules (vm/run).
+export VM_KMODS=lab
 run=("$top/vm/run" --timeout "${VM_TIMEOUT:-300}")
 # shellcheck disable=SC2016 # expanded in the guest
 guest='echo "dma_bits $(cat /sys/module/pindma/parameters/dma_bits)"
@@ -46,7 +48,8 @@ boot() {
 		shift
 	done
 	shift
-	env "${envs[@]}" "${run[@]}" --name "$name" -- sh -c "$1" >/dev/null 2>&1 &
+	# vm/run's own words (its FAIL reasons) kept beside the console log, for check()'s diagnostics.
+	env "${envs[@]}" "${run[@]}" --name "$name" -- sh -c "$1" >/dev/null 2>"$build/logs/$name.err" &
 	pid[$name]=$!
 }
 booted() {
@@ -60,7 +63,11 @@ check() {
 	local bits=$1 log=$build/logs/$2.log end ok=1 summary
 	summary=$(grep -aoE "$summary_re" "$log" | tail -1 || true)
 	grep -aq "^dma_bits $bits" "$log" || { echo "# pindma did not load with dma_bits=$bits"; ok=0; }
-	[[ $rc == 0 ]] || { echo "# the guest failed with status $rc"; ok=0; }
+	if [[ $rc != 0 ]]; then
+		echo "# the guest failed with status $rc"
+		grep -a '^vm/run: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
+		ok=0
+	fi
 	[[ -n $summary ]] || { echo "# edu_mask_check judged nothing"; ok=0; }
 	# The driver asked the device whether it drives the width it was given.
 	grep -aqE 'pindma .*the device drives address bit [0-9]+' "$log" || { echo "# no width probe"; ok=0; }
@@ -140,7 +147,11 @@ tap no_bounce dma-mask-28-no-swiotlb
 # the harm with reads only (a clamped write would land in a stranger's page).
 too_wide() {
 	local log=$build/logs/$1.log ok=1
-	[[ $rc == 0 ]] || { echo "# the guest failed with status $rc"; ok=0; }
+	if [[ $rc != 0 ]]; then
+		echo "# the guest failed with status $rc"
+		grep -a '^vm/run: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
+		ok=0
+	fi
 	grep -aq '^dma_bits 64' "$log" || { echo "# pindma did not load with dma_bits=64"; ok=0; }
 	grep -aq 'pindma .*dma_bits=64: the device drops address bit' "$log" ||
 		{ echo "# no error saying why the device was refused"; ok=0; }

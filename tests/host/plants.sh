@@ -132,11 +132,13 @@ ktaps=(
 	"status4|exit status 4 (skip) with a case that passed|x_test failed: exited with the skip status 4, yet not every case skipped"
 	"bailout|Bail out!|x_test failed: bailed out: Bail out! a plant"
 )
-# The console plants: module|what|vm/run's class of report|a word of its report naming the plant.
+# The console plants: module|what|vm/run's class of report|a word of its report naming the plant (an
+# extended regular expression; the soft lockup's and the hung task's name insmod, the plant's task, so
+# that a report a stalled host makes elsewhere cannot stand in for them).
 consoles=(
 	"warn|a kernel WARN|warn|plant_warn_init"
-	"softlockup|a soft lockup (kernel.watchdog_thresh=1)|soft-lockup|soft lockup"
-	"hungtask|a hung task (kernel.hung_task_timeout_secs=2)|hung-task|blocked for more than"
+	"softlockup|a soft lockup (kernel.watchdog_thresh=1)|soft-lockup|soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[insmod:"
+	"hungtask|a hung task (kernel.hung_task_timeout_secs=2)|hung-task|task insmod:[0-9]+ blocked for more than"
 )
 # lockdep first: the first taint that is not an out-of-tree module's (the WARN plant's) turns lock
 # debugging off ("Disabling lock debugging due to kernel taint"), and a lock inversion after it goes
@@ -171,8 +173,9 @@ if ! grep -qx CONFIG_DEBUG_VM=y "$tree/.config"; then
 elif [[ -f $tree/mm/gup.c ]] && grep -q 'if (pinned_pages_may_be_shared())' "$tree/mm/gup.c"; then
 	kplants+=(gup_fast_race)
 fi
-# The boots that plant vm/run's and run-all's own guards (below, after the console plants).
-others=5
+# The boots that plant vm/run's and run-all's own guards (below, after the console plants): the three
+# logs and the panic (sec_vmlog), a failed guest job and a hang (sec_runall).
+others=6
 total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + debug))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
@@ -445,7 +448,7 @@ sec_console() {
 	for c in "${consoles[@]}"; do
 		IFS='|' read -r mod what class word <<<"$c"
 		if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" $class "* ]] &&
-			grep -aqF -- "$word" "$build/logs/plant-console.log" "$plants/console.out"; then
+			grep -aqE -- "$word" "$build/logs/plant-console.log" "$plants/console.out"; then
 			verdict "$what turns the run red (vm/run: $class)" 1
 		else
 			verdict "$what turns the run red (vm/run: $class)" 0 "status $rc, modules loaded $loaded, $classes; see $plants/console.out"
@@ -491,6 +494,20 @@ sec_vmlog() {
 			grep -qF -- "vm/run: FAIL: $want" "$plants/$name.out" && ok=1
 		verdict "$what turns the run red (vm/run)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; expected 'vm/run: FAIL: $want'; see $plants/$name.out")"
 	done
+
+	# A kernel panic, in a boot that resets the machine by design (--expect-reset, as
+	# crash_durability's write boot has it): no exit marker is due there, so only the console check's
+	# panic class can turn it red. The plant took when its panic message is in the console log.
+	rc=0
+	VM_KMODS=lab "$top/vm/run" --name plant-panic --expect-reset \
+		--add "$plants/kmod/plant_panic.ko:/lab/plants/plant_panic.ko" -- insmod /lab/plants/plant_panic.ko \
+		>"$plants/panic.out" 2>&1 || rc=$?
+	classes=$(grep -ao 'classes: [^;]*' "$plants/panic.out" | head -1 || true)
+	ok=0
+	[[ $rc != 0 ]] && grep -aq 'Kernel panic - not syncing: dontfork-lab plant: a panic at load' \
+		"$build/logs/plant-panic.log" && [[ " ${classes#classes: } " == *" panic "* ]] && ok=1
+	verdict "a kernel panic turns the run red, even where the guest resets by design (vm/run: panic)" "$ok" \
+		"$([[ $ok == 1 ]] || echo "status $rc, $classes; see $plants/panic.out")"
 }
 
 # runall_build DIR: a build folder for a plant's own run-all: the lab's kernel, guest and kernel.env,

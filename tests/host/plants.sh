@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every guard seen failing: plant each fault the lab's runners must catch and assert that the run
 # turns red through the guard that should catch it, with its own message. The plant itself must
-# succeed (the program runs, the module loads), so that only the guard can turn the run red. Nothing
+# succeed (the program runs, the module loads; the panic's shows its own message), so that only the
+# guard can turn the run red. Nothing
 # of the lab is changed: plants are programs, modules and files added to the guest for one boot
 # (vm/run --add), and planted kernels built from a copy of the tree's state. Plants that cannot affect
 # each other share a boot: every program plant in one (each judged by tests/ktap.py from its own frame
@@ -133,11 +134,12 @@ ktaps=(
 	"bailout|Bail out!|x_test failed: bailed out: Bail out! a plant"
 )
 # The console plants: module|what|vm/run's class of report|a word of its report naming the plant (an
-# extended regular expression; the soft lockup's and the hung task's name insmod, the plant's task, so
-# that a report a stalled host makes elsewhere cannot stand in for them).
+# extended regular expression). The soft lockup's names the plant's function (the interrupted RIP),
+# the hung task's insmod, the plant's task (its stack is below the console's level): a report a
+# stalled host makes in another function, or for a task other than insmod, cannot stand in.
 consoles=(
 	"warn|a kernel WARN|warn|plant_warn_init"
-	"softlockup|a soft lockup (kernel.watchdog_thresh=1)|soft-lockup|soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[insmod:"
+	"softlockup|a soft lockup (kernel.watchdog_thresh=1)|soft-lockup|RIP: [0-9a-f]+:plant_softlockup_init\+"
 	"hungtask|a hung task (kernel.hung_task_timeout_secs=2)|hung-task|task insmod:[0-9]+ blocked for more than"
 )
 # lockdep first: the first taint that is not an out-of-tree module's (the WARN plant's) turns lock
@@ -496,16 +498,19 @@ sec_vmlog() {
 	done
 
 	# A kernel panic, in a boot that resets the machine by design (--expect-reset, as
-	# crash_durability's write boot has it): no exit marker is due there, so only the console check's
-	# panic class can turn it red. The plant took when its panic message is in the console log.
+	# crash_durability's write boot has it): no exit marker is due there, so only the console check
+	# can turn it red, and it must name the panic (its trace class alone would too). The plant took
+	# (its module never finishes loading) when its panic message is in the console log. The splat is
+	# the boot's one failure: no timeout, no other reason.
 	rc=0
-	VM_KMODS=lab "$top/vm/run" --name plant-panic --expect-reset \
+	VM_KMODS=lab "$top/vm/run" --name plant-panic --expect-reset --timeout 120 \
 		--add "$plants/kmod/plant_panic.ko:/lab/plants/plant_panic.ko" -- insmod /lab/plants/plant_panic.ko \
 		>"$plants/panic.out" 2>&1 || rc=$?
 	classes=$(grep -ao 'classes: [^;]*' "$plants/panic.out" | head -1 || true)
 	ok=0
 	[[ $rc != 0 ]] && grep -aq 'Kernel panic - not syncing: dontfork-lab plant: a panic at load' \
-		"$build/logs/plant-panic.log" && [[ " ${classes#classes: } " == *" panic "* ]] && ok=1
+		"$build/logs/plant-panic.log" && [[ " ${classes#classes: } " == *" panic "* ]] &&
+		[[ $(grep -c '^vm/run: FAIL' "$plants/panic.out") == 1 ]] && ok=1
 	verdict "a kernel panic turns the run red, even where the guest resets by design (vm/run: panic)" "$ok" \
 		"$([[ $ok == 1 ]] || echo "status $rc, $classes; see $plants/panic.out")"
 }

@@ -29,8 +29,9 @@ us=$(printf '\037')
 swapfile=/mnt/disk/cow.swap
 if ! grep -q "^$swapfile " /proc/swaps; then
 	# Made once on the disk image (64 MiB at the slow disk's 8 MiB/s), kept for later boots. Written
-	# with O_DIRECT, a MiB a wait: through the page cache, mkswap's fsync() flushed all 64 MiB in one
-	# wait, 54 s on the debug kernel's 1 MiB/s disk, and the hung-task detector (30 s) reported it.
+	# with O_DIRECT, a MiB a wait: through the page cache, mkswap's fsync() wrote the file out beside
+	# the periodic flusher (both in ext4_writepages), 54 s on the debug kernel's 1 MiB/s disk, and
+	# the hung-task detector (30 s) reported mkswap.
 	[ -f "$swapfile" ] || { dd if=/dev/zero of="$swapfile.tmp" bs=1M count=64 oflag=direct 2>/dev/null &&
 		chmod 600 "$swapfile.tmp" && mkswap "$swapfile.tmp" >/dev/null && mv "$swapfile.tmp" "$swapfile"; }
 	swapon "$swapfile"

@@ -237,7 +237,7 @@ restore_tree() {
 	# With its time as the lab's build left it: the guest's programs and modules are made from it
 	# (vm/guest.mk), and a new time had the next make test rebuild them all (9 s, every first warm
 	# run after the planted kernels were built).
-	touch -d "@$built_at" "$tree/.lab-built"
+	[[ -z $built_at ]] || touch -d "@$built_at" "$tree/.lab-built"
 }
 trap restore_tree EXIT
 # --build: only build the planted kernels (tests/run-all does so before it boots any guest: a tree

@@ -187,7 +187,7 @@ static int child_main(struct lab_child *c, void *arg)
  * One play. The read's pages are held from before the request is submitted until after it
  * completes, so a read seen in flight before fork() and still in flight once it returned was held
  * during the whole fork. A play that misses that window (a loaded host may stall the parent until
- * the read is over) sets *missed and proves nothing.
+ * the read is over, or until the read's last page is filled) sets *missed and proves nothing.
  */
 static int play_once(const struct row *r, struct record *rec, const char *disk,
 		     struct reader *rd, bool *missed)
@@ -267,6 +267,18 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 		}
 		o->pfn_child = cr.pfn;
 		o->child_has_data = cr.has_data;
+		/*
+		 * The parent moved to a copy that already held every byte of the read: the read
+		 * filled its last page before the parent's write copied it (the host stalled the
+		 * parent between fork() and the write, the read in flight was another part of it).
+		 * Nothing raced the copy; play again.
+		 */
+		if (!o->missing && o->child_has_data && o->pfn_after != o->pfn_before) {
+			*missed = true;
+			row_fail(rec, "the parent's copy of the read's last page was made after "
+				 "the read had filled it");
+			goto out;
+		}
 	}
 	ret = 0;
 out:

@@ -21,11 +21,9 @@ import sys
 import time
 
 
-def others_first(run, mine):
-    """Whether another run's mark is locked (it goes first); stale marks are removed."""
+def others_first(run):
+    """Whether a run's mark is locked (it goes first); stale marks are removed."""
     for f in glob.glob(os.path.join(run, 'first.*')):
-        if f == mine:
-            continue
         try:
             fd = os.open(f, os.O_RDONLY)
         except FileNotFoundError:
@@ -48,7 +46,8 @@ def main():
     fds = [int(fd) for fd in sys.argv[5:]]
     said = False
     while True:
-        if mine or not others_first(run, mine):
+        # A run marked first looks at no mark: its own is locked.
+        if mine or not others_first(run):
             held = []
             for fd in fds:
                 if len(held) == want:

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """vm/run's wait for its guest vCPU slots (VM_SLOTS), in one process.
 
-    slots.py WANT RUN_DIR MARK QUIET FD...
+    slots.py PID WANT RUN_DIR MARK QUIET FD...
 
 FD... are vm/run's open descriptors of RUN_DIR/slot.1 to slot.N. Locks WANT of them (flock, on
 vm/run's own open files, so that they stay held once this exits, for as long as vm/run and its
 QEMU keep them open), or none, and prints the descriptors it locked. MARK is this run's
 RUN_DIR/first.PID when it goes first (VM_SLOT_FIRST), else empty: a run without one takes no slot
 while another run's mark is locked; a mark nobody locks (its run was killed) is stale and goes.
-QUIET (VM_QUIET) non-empty: no word about waiting.
+QUIET (VM_QUIET) non-empty: no word about waiting. PID is vm/run's: once it is gone (killed), this
+stops waiting. Every other descriptor it inherits (vm/run's disk locks, its mark) is closed first.
 
 The same loop in vm/run's shell ran flock(1) once per slot and sleep(1) at each turn: make test's
 boots waited about 300 s in all, at about 0.05 CPU-seconds each second of waiting.
@@ -42,10 +43,21 @@ def others_first(run):
 
 
 def main():
-    want, run, mine, quiet = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-    fds = [int(fd) for fd in sys.argv[5:]]
+    pid, want, run, mine, quiet = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], \
+        sys.argv[5]
+    fds = [int(fd) for fd in sys.argv[6:]]
+    for fd in os.listdir('/proc/self/fd'):
+        if int(fd) > 2 and int(fd) not in fds:
+            try:
+                os.close(int(fd))
+            except OSError:
+                pass
     said = False
     while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return 1
         # A run marked first looks at no mark: its own is locked.
         if mine or not others_first(run):
             held = []
@@ -71,4 +83,7 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,63 +1,97 @@
 #!/usr/bin/env bash
 # vm/run's guest vCPU slots (VM_SLOTS), which keep make test's side-by-side boots from starving each
-# other, kept honest without a boot: vm/slots.py run as vm/run runs it, on slot files of a scratch
-# folder, against locks this test holds (flock(1)). A run waits while every slot is held, takes one
-# once it is free and keeps it after it exits for as long as its caller's descriptor is open, never
-# keeps part of what it wants while it waits, waits while another run's first mark is locked but not
-# for its own, and removes a mark nobody locks. Each wait is judged by a timeout of 1 s. Last, vm/run
-# itself, in a build folder of its own with a stand-in for QEMU that looks at the one slot
-# (VM_SLOTS=1): vm/run must hold it while its QEMU runs. Prints TAP. Needs the built lab (make guest).
+# other, kept honest without a boot. First vm/slots.py, run as vm/run runs it, on slot files of a
+# scratch folder against locks this test holds (flock(1)): a run takes exactly what it wants and
+# keeps it after it exits for as long as its caller's descriptors are open, waits while every slot
+# is held and keeps none of what it wants meanwhile, waits while another run's first mark is locked
+# but looks at no mark when marked first, removes a mark nobody locks, and stops once the vm/run it
+# waits for is gone. Then vm/run itself, in a build folder of its own, with a stand-in for QEMU that
+# looks at the slots: vm/run holds the one it took (and hands QEMU no other), waits for a held one,
+# leaves no first mark, and stops when vm/slots.py fails. A wait is judged once the waiter has said
+# it waits (a whole turn taken); every wait for an answer is bounded (20 s). Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 slots=${SLOTS_PY:-$top/vm/slots.py}
 run=$(mktemp -d)
-holders=()
 cleanup() {
-	for p in "${holders[@]}"; do
+	local p
+	for p in $(jobs -p); do
 		kill "$p" 2>/dev/null || true
 	done
 	rm -rf "$run"
 }
 trap cleanup EXIT
-# hold FILE: FILE locked by a process of its own until release; sets $held to its pid.
+# hold FILE: FILE locked by a process of its own (a subshell become sleep) until release PID; sets
+# $held to its pid.
 hold() {
-	# The subshell becomes sleep, which holds the lock until killed.
 	(
 		exec 9>"$1"
 		flock 9
 		exec sleep 60
 	) &
 	held=$!
-	holders+=("$held")
-	# Locked once flock(1) runs sleep: a lock of our own fails until then.
-	while flock -n "$1" true; do sleep 0.02; done
+	local i
+	for ((i = 0; i < 500; i++)); do
+		flock -n "$1" true || return 0
+		sleep 0.02
+	done
+	echo "slots.sh: could not lock $1" >&2
+	exit 1
 }
 release() {
 	kill "$1"
 	wait "$1" 2>/dev/null || true
 }
-# try WANT MARK: vm/slots.py for WANT of slot.1 to slot.3 (opened here, as vm/run opens them), run
-# for at most 1 s; sets rc (124: it was still waiting) and got (the slots it says it locked). With
-# KEEP=1 the descriptors stay open (closed by close_all), so that what it locked stays locked.
-try() {
+# is_free FILE: nobody holds FILE's lock.
+is_free() { flock -n "$1" true; }
+# open_slots N: descriptors of slot.1 to slot.N in fds, as vm/run opens them.
+open_slots() {
 	local i fd
 	fds=()
-	for i in 1 2 3; do
+	for ((i = 1; i <= $1; i++)); do
 		exec {fd}>"$run/slot.$i"
 		fds+=("$fd")
 	done
-	rc=0
-	got=$(timeout 1 python3 "$slots" "$1" "$run" "$2" quiet "${fds[@]}") || rc=$?
-	[[ ${KEEP:-0} == 1 ]] || close_all
 }
-close_all() {
+close_slots() {
 	local fd
 	for fd in "${fds[@]}"; do
 		exec {fd}>&-
 	done
 }
+# answer WANT MARK: vm/slots.py for WANT of the three slots, on descriptors left open (close_slots);
+# sets rc and got (the descriptors it says it locked).
+answer() {
+	open_slots 3
+	rc=0
+	got=$(timeout 20 python3 "$slots" $$ "$1" "$run" "$2" quiet "${fds[@]}") || rc=$?
+}
+# waits WANT MARK [SAMPLE]: vm/slots.py started in the background must say it waits (within 20 s),
+# and after that still be waiting without an answer; with SAMPLE, slot.SAMPLE is looked at ten times
+# in the second after, and $free counts how often it was free. Sets ok.
+waits() {
+	local i
+	open_slots 3
+	python3 "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >"$run/answer" 2>"$run/said" &
+	waiter=$!
+	close_slots
+	ok=0 free=0
+	for ((i = 0; i < 200; i++)); do
+		! grep -q 'waiting for' "$run/said" || break
+		sleep 0.1
+	done
+	if grep -q 'waiting for' "$run/said"; then
+		for ((i = 0; i < 10; i++)); do
+			sleep 0.1
+			[[ -z ${3:-} ]] || ! is_free "$run/slot.$3" || free=$((free + 1))
+		done
+		kill -0 "$waiter" 2>/dev/null && [[ ! -s $run/answer ]] && ok=1
+	fi
+	kill "$waiter" 2>/dev/null || true
+	wait "$waiter" 2>/dev/null || true
+}
 echo "TAP version 13"
-echo "1..7"
+echo "1..11"
 n=0
 verdict() { # ok(0/1) what [diagnostic]
 	n=$((n + 1))
@@ -65,73 +99,149 @@ verdict() { # ok(0/1) what [diagnostic]
 	if [[ $1 == 1 ]]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
 }
 
+answer 1 ""
+ok=0
+if [[ $rc == 0 && $got == "${fds[0]}" ]] && ! is_free "$run/slot.1" && is_free "$run/slot.2" &&
+	is_free "$run/slot.3"; then
+	close_slots
+	is_free "$run/slot.1" && ok=1
+else
+	close_slots
+fi
+verdict "$ok" "a run takes exactly the one slot it wants and keeps it while its caller's descriptor is open" \
+	"status $rc, said '$got' for descriptors ${fds[*]}"
+
 hold "$run/slot.1"
 h1=$held
 hold "$run/slot.2"
 h2=$held
 hold "$run/slot.3"
 h3=$held
-try 1 ""
-verdict "$([[ $rc == 124 ]] && echo 1 || echo 0)" "a run waits while every slot is held" "status $rc, said '$got'"
+waits 1 ""
+verdict "$ok" "a run waits while every slot is held" "it said: $(cat "$run/said" "$run/answer" | tr '\n' '|')"
 
 release "$h3"
-KEEP=1 try 1 ""
-ok=0
-if [[ $rc == 0 && $got == "${fds[2]}" ]] && ! flock -n "$run/slot.3" true; then
-	close_all
-	flock -n "$run/slot.3" true && ok=1
-else
-	close_all
-fi
-verdict "$ok" "a run takes the free slot and keeps it while its caller's descriptor is open" \
-	"status $rc, said '$got' for descriptors ${fds[*]}"
-
-# Two wanted, one free: while it waits, the free one must stay free (it locks it only for as long
-# as it takes to find the other one held). Looked at ten times over the second it waits.
-timeout 1.2 python3 "$slots" 2 "$run" "" quiet 7>"$run/slot.1" 8>"$run/slot.2" 9>"$run/slot.3" 7 8 9 \
-	>/dev/null &
-waiter=$!
-free=0
-for _ in $(seq 10); do
-	sleep 0.1
-	! flock -n "$run/slot.3" true || free=$((free + 1))
-done
-rc=0
-wait "$waiter" || rc=$?
-verdict "$([[ $rc == 124 && $free -ge 5 ]] && echo 1 || echo 0)" \
-	"a run that waits keeps none of what it wants" "status $rc; slot 3 free at $free of 10 looks"
+# Two wanted, one free: the free one must stay free while it waits (it locks it only for as long as
+# it takes to find the other one held).
+waits 2 "" 3
+[[ $ok == 1 && $free -ge 8 ]] || ok=0
+verdict "$ok" "a run that waits keeps none of what it wants" "waiting $ok; slot 3 free at $free of 10 looks"
 release "$h1"
 release "$h2"
 
 hold "$run/first.1"
 mark=$held
-try 1 ""
-verdict "$([[ $rc == 124 ]] && echo 1 || echo 0)" "a run waits while another run's first mark is locked" \
-	"status $rc, said '$got'"
-try 1 "$run/first.1"
-verdict "$([[ $rc == 0 && -n $got ]] && echo 1 || echo 0)" "a run marked first does not wait for marks (its own is locked too)" \
-	"status $rc, said '$got'"
+waits 1 ""
+verdict "$ok" "a run waits while another run's first mark is locked" "it said: $(cat "$run/said" "$run/answer" | tr '\n' '|')"
+answer 1 "$run/first.1"
+close_slots
+ok=0
+[[ $rc == 0 && -n $got ]] && ok=1
+verdict "$ok" "a run marked first looks at no mark (its own is locked)" "status $rc, said '$got'"
 release "$mark"
 
-try 1 ""
-verdict "$([[ $rc == 0 && -n $got && ! -e $run/first.1 ]] && echo 1 || echo 0)" \
-	"a mark nobody locks is stale: the run takes its slot and removes it" \
+answer 1 ""
+close_slots
+ok=0
+[[ $rc == 0 && -n $got && ! -e $run/first.1 ]] && ok=1
+verdict "$ok" "a mark nobody locks is stale: the run takes its slot and removes it" \
 	"status $rc, said '$got', the mark $([[ -e $run/first.1 ]] && echo "still there" || echo gone)"
 
-# vm/run holds its slot while QEMU runs: the stand-in finds slot.1 locked (not by itself: it tries a
-# descriptor of its own). What vm/run says of the stand-in's run (no exit marker) is not judged.
-build=${BUILD:-$top/build}
-b=$run/build
-mkdir -p "$b/bin" "$b/linux/arch/x86/boot"
-ln -s "$(readlink -f "$build/initramfs.cpio")" "$b/initramfs.cpio"
-ln -s "$(readlink -f "$build/gen_init_cpio")" "$b/gen_init_cpio"
-: >"$b/linux/arch/x86/boot/bzImage"
-printf '#!/bin/sh\nif flock -n %q true; then echo free; else echo held; fi >%q\n' \
-	"$b/run/slot.1" "$b/seen" >"$b/bin/qemu-system-x86_64"
-chmod +x "$b/bin/qemu-system-x86_64"
+# Its vm/run gone (here a sleep that is killed), a waiting run stops within a turn or two.
+hold "$run/slot.1"
+h1=$held
+hold "$run/slot.2"
+h2=$held
+hold "$run/slot.3"
+h3=$held
+sleep 60 &
+parent=$!
+open_slots 3
+timeout 20 python3 "$slots" "$parent" 1 "$run" "" quiet "${fds[@]}" >/dev/null &
+waiter=$!
+close_slots
+sleep 0.5
+kill "$parent"
+t0=$SECONDS
 rc=0
-PATH=$b/bin:$PATH BUILD=$b VM_ACCEL=tcg VM_SLOTS=1 VM_SMP=1 VM_QUIET=1 VM_TIMEOUT=20 \
-	"$top/vm/run" --name slots -- true >"$b/out" 2>&1 || rc=$?
-seen=$(cat "$b/seen" 2>/dev/null || echo "nothing (the stand-in never ran)")
-verdict "$([[ $seen == held ]] && echo 1 || echo 0)" "vm/run holds its guest vCPU slot while its QEMU runs" \
-	"the stand-in found slot.1 $seen; vm/run's status $rc: $(tail -2 "$b/out" | tr '\n' '|')"
+wait "$waiter" || rc=$?
+ok=0
+[[ $rc == 1 && $((SECONDS - t0)) -le 3 ]] && ok=1
+verdict "$ok" "a run whose vm/run is gone stops waiting" "status $rc after $((SECONDS - t0)) s (124: still waiting at 20 s)"
+release "$h1"
+release "$h2"
+release "$h3"
+
+# vm/run itself, in a build folder of its own (an empty initramfs: vm/run only appends to it), with
+# a stand-in for QEMU that writes what it finds: each slot of b/run held or free (by a lock of its
+# own), how many of its descriptors are slot files, and the first marks there. What vm/run says of
+# the stand-in's run (no exit marker) is not judged.
+b=$run/build
+mkdir -p "$b/bin" "$b/pybin" "$b/linux/arch/x86/boot" "$b/run"
+ln -s "$(readlink -f "${BUILD:-$top/build}/gen_init_cpio")" "$b/gen_init_cpio"
+: >"$b/initramfs.cpio"
+: >"$b/linux/arch/x86/boot/bzImage"
+cat >"$b/bin/qemu-system-x86_64" <<EOF
+#!/bin/bash
+for i in 1 2 3; do
+	if [[ ! -e $b/run/slot.\$i ]]; then echo "slot.\$i none"
+	elif flock -n $b/run/slot.\$i true; then echo "slot.\$i free"
+	else echo "slot.\$i held"; fi
+done >$b/seen
+echo "inherited \$(for f in /proc/\$\$/fd/*; do readlink "\$f"; done | grep -c '/run/slot\.')" >>$b/seen
+echo "marks \$(ls $b/run | grep -cE '^first\.[0-9]+\$')" >>$b/seen
+EOF
+chmod +x "$b/bin/qemu-system-x86_64"
+# A python3 that fails for vm/slots.py only.
+# shellcheck disable=SC2016 # expanded by the wrapper
+printf '#!/bin/sh\ncase "$1" in */slots.py) exit 3 ;; esac\nexec /usr/bin/python3 "$@"\n' >"$b/pybin/python3"
+chmod +x "$b/pybin/python3"
+vmrun() { # NAME ENV...: vm/run of the stand-in; its stderr in $b/NAME.err, its status in rc
+	local name=$1
+	shift
+	rm -f "$b/seen"
+	rc=0
+	env PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 "$@" \
+		"$top/vm/run" --name "$name" -- true >/dev/null 2>"$b/$name.err" || rc=$?
+}
+seen() {
+	if [[ -f $b/seen ]]; then tr '\n' ' ' <"$b/seen"; else echo "nothing (the stand-in never ran)"; fi
+}
+
+hold "$b/run/slot.1"
+h1=$held
+vmrun three VM_SLOTS=3 VM_QUIET=1
+s=$(seen)
+ok=0
+[[ $s == "slot.1 held slot.2 held slot.3 free inherited 1 marks 0 " ]] && ok=1
+verdict "$ok" "vm/run holds the slot it took while its QEMU runs, and hands QEMU no other" "the stand-in found: $s"
+
+# Every slot held: vm/run says it waits and starts nothing; once the slot is free, it runs.
+rm -f "$b/seen"
+env PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 VM_SLOTS=1 \
+	"$top/vm/run" --name waits -- true >/dev/null 2>"$b/waits.err" &
+waiter=$!
+for ((i = 0; i < 200; i++)); do
+	! grep -q 'waiting for 1 of 1' "$b/waits.err" || break
+	sleep 0.1
+done
+sleep 0.5
+early=$(seen)
+release "$h1"
+wait "$waiter" || true
+s=$(seen)
+ok=0
+[[ $early == nothing* && $s == "slot.1 held"* ]] && grep -q 'waiting for 1 of 1' "$b/waits.err" && ok=1
+verdict "$ok" "vm/run waits for a held slot, and runs once it is free" "while held: $early; after: $s"
+
+vmrun marked VM_SLOTS=3 VM_SLOT_FIRST=1 VM_QUIET=1
+s=$(seen)
+ok=0
+[[ $s == *"marks 0 " && $s == "slot.1 held"* ]] && ok=1
+verdict "$ok" "vm/run marked first leaves no first mark while its QEMU runs" "the stand-in found: $s"
+
+PATH=$b/pybin:$PATH vmrun broken VM_SLOTS=3 VM_QUIET=1
+s=$(seen)
+ok=0
+[[ $rc != 0 && $s == nothing* ]] && ok=1
+verdict "$ok" "vm/run whose vm/slots.py fails starts no QEMU and fails" "status $rc; the stand-in found: $s"

@@ -30,9 +30,11 @@ static const char *odirect_verdict(const struct record *rec, char *why, size_t n
 	/* The read's bytes went somewhere: into the page the child kept. */
 	if (o->missing && o->child_has_data && o->pfn_after != o->pfn_before)
 		return "ORPHANED";
-	snprintf(why, n, "%lld bytes missing, child has them %d, parent %llx->%llx",
-		 (long long)o->missing, o->child_has_data, (unsigned long long)o->pfn_before,
-		 (unsigned long long)o->pfn_after);
+	snprintf(why, n, "%lld bytes missing, child %llx has them %d, parent %llx->%llx, "
+		 "%lld sectors unread at the parent's write",
+		 (long long)o->missing, (unsigned long long)o->pfn_child, o->child_has_data,
+		 (unsigned long long)o->pfn_before, (unsigned long long)o->pfn_after,
+		 (long long)o->unread_at_write);
 	return NULL;
 }
 

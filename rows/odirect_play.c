@@ -105,6 +105,23 @@ static long reads_completed(const char *disk)
 	return block_reads(disk, "stat");
 }
 
+/* Sectors the disk has read since boot (the third number of its stat), or -1. */
+static long long sectors_read(const char *disk)
+{
+	long long v[3] = { -1, -1, -1 };
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/stat", disk);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld %lld %lld", &v[0], &v[1], &v[2]) != 3)
+		v[2] = -1;
+	fclose(f);
+	return v[2];
+}
+
 static int open_source(const struct row *r, struct record *rec, const char *serial, char *disk,
 		       size_t size, off_t *base)
 {
@@ -199,11 +216,15 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 	struct child_arg ca = { .last = last };
 	struct child_report cr;
 	bool started = false, joined = false;
+	long long sectors0, sectors;
 	pthread_t thread;
 	int ret = -1;
 
 	if (lab_pfn_read(last, &o->pfn_before) || !o->pfn_before)
 		return row_fail(rec, "the parent's page is not present");
+	sectors0 = sectors_read(disk);
+	if (sectors0 < 0)
+		return row_fail(rec, "reading /sys/block/%s/stat", disk);
 	errno = pthread_create(&thread, NULL, reader_main, rd);
 	if (errno)
 		return row_fail(rec, "starting the reader thread");
@@ -224,8 +245,18 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 		}
 		o->inflight_after = reads_in_flight(disk);
 	}
+	/* Whether the read had filled its last page already: a read, which copies nothing. */
+	o->filled_before_write = true;
+	for (const volatile char *p = last; p < rd->buf + rd->len; p++)
+		o->filled_before_write &= *p == DISK_BYTE;
 	/* The parent writes its own data, in the read's last page or (workaround) another. */
 	memset(parent_at, PARENT, 64);
+	/* What of both reads the disk had not read yet, by its count, once that write was done. */
+	sectors = sectors_read(disk);
+	o->unread_at_write = sectors < 0 ? -1 :
+		(long long)(MIB + rd->len) / 512 - (sectors - sectors0);
+	if (o->unread_at_write < 0 && sectors >= 0)
+		o->unread_at_write = 0;
 	pthread_join(thread, NULL);
 	joined = true;
 	errno = 0;
@@ -268,15 +299,23 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 		o->pfn_child = cr.pfn;
 		o->child_has_data = cr.has_data;
 		/*
-		 * The parent moved to a copy that already held every byte of the read: the read
-		 * filled its last page before the parent's write copied it (the host stalled the
-		 * parent between fork() and the write, the read in flight was another part of it).
-		 * Nothing raced the copy; play again.
+		 * The parent moved to a copy that holds every byte of the read, and the child kept
+		 * the page the read filled; the read had filled its last page just before the
+		 * parent's write, or by the disk's own count was over once that write was done: the
+		 * data reached the page before the write copied it (a host that stalled the parent,
+		 * or a read the throttle let through). Nothing raced the copy; play again. Any
+		 * other such play is judged as it is.
 		 */
-		if (!o->missing && o->child_has_data && o->pfn_after != o->pfn_before) {
+		if (!o->missing && o->child_has_data && o->pfn_after != o->pfn_before &&
+		    o->pfn_child == o->pfn_before &&
+		    (o->filled_before_write || !o->unread_at_write)) {
 			*missed = true;
-			row_fail(rec, "the parent's copy of the read's last page was made after "
-				 "the read had filled it");
+			o->late_plays++;
+			row_fail(rec, "the read was over by the parent's write (filled before it %d, "
+				 "%lld sectors unread after it): 0 bytes missing, parent %llx->%llx, "
+				 "child %llx has them", o->filled_before_write,
+				 (long long)o->unread_at_write, (unsigned long long)o->pfn_before,
+				 (unsigned long long)o->pfn_after, (unsigned long long)o->pfn_child);
 			goto out;
 		}
 	}
@@ -293,13 +332,16 @@ static int play_single(const struct row *r, struct record *rec)
 	struct odirect_obs *o = &rec->odirect;
 	struct reader rd;
 	bool missed = true;
+	int64_t late = 0;	/* plays voided by the read's being over by the parent's write */
 	char disk[64];
 	off_t base;
 	int fd, ret = -1;
 
 	for (int i = 1; missed && i <= MAX_TRIES; i++) {
 		memset(o, 0, sizeof(*o));
+		rec->reason[0] = 0;
 		o->tries = i;
+		o->late_plays = late;
 		missed = false;
 		fd = open_source(r, rec, "odirect", disk, sizeof(disk), &base);
 		if (fd < 0)
@@ -317,6 +359,7 @@ static int play_single(const struct row *r, struct record *rec)
 			memset(rd.buf, PREFORK, BUF_LEN);
 			ret = r->dontfork && madvise(rd.buf, BUF_LEN, MADV_DONTFORK) ?
 			      row_fail(rec, "MADV_DONTFORK") : play_once(r, rec, disk, &rd, &missed);
+			late = o->late_plays;
 		}
 		if (rd.buf != MAP_FAILED)
 			munmap(rd.buf, BUF_LEN);

@@ -165,6 +165,12 @@ struct odirect_obs {
 	uint64_t pfn_child;	/* the child's page there (0: none) */
 	int64_t inflight;	/* reads in flight on the disk just before the fork */
 	int64_t inflight_after;	/* the same once fork() returned */
+	int64_t unread_at_write; /* single reader: sectors of the two reads the disk had not
+				  * counted as read once the parent's write was done (-1: unknown) */
+	bool filled_before_write; /* single reader: the read's last page held its bytes just
+				   * before the parent's write */
+	int64_t late_plays;	/* single reader: plays voided because the read was over by the
+				 * parent's write (the data reached the page before the copy) */
 	int64_t tries;		/* plays it took to fork inside the read's window; multi: rounds
 				 * played again for want of a fork that counts */
 	int64_t missing;	/* bytes of the read(s) the parent does not find */

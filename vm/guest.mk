@@ -87,9 +87,10 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 
 .PHONY: all FORCE
 # The guests' scratch disks: one per guest that make test runs at once (tests/run-all): the
-# suite's, the rows', the fadvise tests', the crash test's, the plants' (and their planted kernels').
+# suite's, the rows', the fadvise tests', the crash test's, the plants' (and their planted kernels',
+# the planted crash test's beside them).
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
-	disk-plants-kernel.img)
+	disk-plants-kernel.img disk-plants-crash.img)
 all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra

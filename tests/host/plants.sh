@@ -548,7 +548,7 @@ sec_runall() {
 }
 
 sec_kernels() {
-	# Boots 4 and on: the kernel plants.
+	# Boots 4 and on: the kernel plants (the crash test's in a section of its own: sec_crash).
 	for k in "${kplants[@]}"; do
 		rc=0
 		case $k in
@@ -565,23 +565,6 @@ sec_kernels() {
 			verdict "WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red" \
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/len0.data")"
 			;;
-		crash_write_wait)
-			plant_kernel "$k"
-			VM_KERNEL=$image CRASH_NAME=plant-crash CRASH_DISK=$build/disk-plants-kernel.img \
-				bash "$top/tests/host/crash_durability.sh" >"$plants/crash.out" 2>&1 || rc=$?
-			ok=0
-			# Red through the page states read right after the calls (pages left in flight), or, should
-			# the cut have come before the states were read, through the data lost.
-			if [[ $rc != 0 ]] && grep -qE '^# after wait-write-wait ([1-9][0-9]* pages dirty|[0-9]+ pages dirty, [1-9][0-9]* under writeback)' "$plants/crash.out" &&
-				grep -q '^not ok 1 ' "$plants/crash.out"; then
-				ok=1
-			elif [[ $rc != 0 ]] && grep -q '^not ok 2 every page written with wait-write-wait survived the power cut$' "$plants/crash.out" &&
-				grep -q '^ok 1 ' "$plants/crash.out"; then
-				ok=1
-			fi
-			verdict "WRITE_WAIT and ASYNC_WRITE returning 0 at once turn the crash test red (the power cut on the slow disk)" \
-				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/crash.out")"
-			;;
 		gup_fast_race)
 			plant_kernel "$k"
 			# Two vCPUs, as the suite's fork_pin_race_test has: its pinner races fork().
@@ -593,6 +576,30 @@ sec_kernels() {
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
 			;;
 		esac
+	done
+}
+
+sec_crash() {
+	# The crash test on a planted kernel, beside the other kernel plants' boots (a disk of its own).
+	local k
+	for k in "${kplants[@]}"; do
+		[[ $k == crash_write_wait ]] || continue
+		rc=0
+		plant_kernel "$k"
+		VM_KERNEL=$image CRASH_NAME=plant-crash CRASH_DISK=$build/disk-plants-crash.img \
+			bash "$top/tests/host/crash_durability.sh" >"$plants/crash.out" 2>&1 || rc=$?
+		ok=0
+		# Red through the page states read right after the calls (pages left in flight), or, should
+		# the cut have come before the states were read, through the data lost.
+		if [[ $rc != 0 ]] && grep -qE '^# after wait-write-wait ([1-9][0-9]* pages dirty|[0-9]+ pages dirty, [1-9][0-9]* under writeback)' "$plants/crash.out" &&
+			grep -q '^not ok 1 ' "$plants/crash.out"; then
+			ok=1
+		elif [[ $rc != 0 ]] && grep -q '^not ok 2 every page written with wait-write-wait survived the power cut$' "$plants/crash.out" &&
+			grep -q '^ok 1 ' "$plants/crash.out"; then
+			ok=1
+		fi
+		verdict "WRITE_WAIT and ASYNC_WRITE returning 0 at once turn the crash test red (the power cut on the slow disk)" \
+			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/crash.out")"
 	done
 }
 
@@ -657,12 +664,12 @@ done
 restore_tree
 planted=0
 declare -A pid=()
-for s in kernels console programs runall vmlog detectors; do
+for s in crash kernels console programs runall vmlog detectors; do
 	sec_"$s" >"$plants/sec-$s.tap" 2>"$plants/sec-$s.err" &
 	pid[$s]=$!
 done
 n0=$n
-for s in programs console vmlog runall kernels detectors; do
+for s in programs console vmlog runall kernels crash detectors; do
 	st=0
 	wait "${pid[$s]}" || st=$?
 	cat "$plants/sec-$s.err" >&2

@@ -30,11 +30,14 @@ static const char *odirect_verdict(const struct record *rec, char *why, size_t n
 	/* The read's bytes went somewhere: into the page the child kept. */
 	if (o->missing && o->child_has_data && o->pfn_after != o->pfn_before)
 		return "ORPHANED";
-	snprintf(why, n, "%lld bytes missing, child %llx has them %d, parent %llx->%llx, "
-		 "%lld sectors unread at the parent's write",
-		 (long long)o->missing, (unsigned long long)o->pfn_child, o->child_has_data,
+	snprintf(why, n, "%s: %lld bytes missing, child %llx %s them, parent %llx->%llx, "
+		 "sectors unread before the parent's write %lld",
+		 o->pfn_child && o->pfn_child != o->pfn_before ?
+		 "the parent moved, but the child's page is not the one the read filled" :
+		 "no race the row knows", (long long)o->missing,
+		 (unsigned long long)o->pfn_child, o->child_has_data ? "has" : "lacks",
 		 (unsigned long long)o->pfn_before, (unsigned long long)o->pfn_after,
-		 (long long)o->unread_at_write);
+		 (long long)o->unread_before_write);
 	return NULL;
 }
 
@@ -58,9 +61,16 @@ static unsigned int odirect_checks(const struct record *rec, struct check *c)
 	CHECK(o->inflight > 0, "the read was in flight before the fork");
 	if (r->fork)
 		CHECK(o->inflight_after > 0, "and still once fork() returned");
+	CHECK(o->late_plays < o->tries, "the play judged is not one the row voided");
+	CHECK(o->unread_before_write >= -1 &&
+	      o->unread_before_write <= (1024 * 1024 + o->read_bytes) / 512,
+	      "the sectors unread before the parent's write are a part of both reads");
 	if (orphaned) {
 		CHECK(o->missing == 2048, "the read's bytes in its last page are missing");
 		CHECK(o->pfn_child == o->pfn_before, "the child kept the page the read went to");
+		/* The copy lacks them: they were not in the page, nor counted read, before the write. */
+		CHECK(!o->filled_before_write && o->unread_before_write,
+		      "the read had filled neither its last page nor the disk's count before the write");
 	} else {
 		CHECK(!o->missing, "every byte arrived");
 	}

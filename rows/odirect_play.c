@@ -105,7 +105,7 @@ static long reads_completed(const char *disk)
 	return block_reads(disk, "stat");
 }
 
-/* Sectors the disk has read since boot (the third number of its stat), or -1. */
+/* Sectors the disk has read since boot (the third number of its stat, whole disk), or -1. */
 static long long sectors_read(const char *disk)
 {
 	long long v[3] = { -1, -1, -1 };
@@ -120,6 +120,20 @@ static long long sectors_read(const char *disk)
 		v[2] = -1;
 	fclose(f);
 	return v[2];
+}
+
+/*
+ * Sectors of the WANT the plays' reads ask for that the disk has not read since it had read
+ * SECTORS0; -1 when unknown, or when it read more than that (other reads of the disk: nothing
+ * then says the play's reads are over).
+ */
+static long long unread(const char *disk, long long sectors0, long long want)
+{
+	long long sectors = sectors_read(disk);
+
+	if (sectors < 0 || sectors - sectors0 > want)
+		return -1;
+	return want - (sectors - sectors0);
 }
 
 static int open_source(const struct row *r, struct record *rec, const char *serial, char *disk,
@@ -179,11 +193,11 @@ static void *reader_main(void *arg)
 struct child_report {
 	uint64_t pfn;
 	int pfn_errno;
-	bool has_data;
+	int64_t bytes;		/* of the read's bytes in its last page, how many it holds */
 };
 
 struct child_arg {
-	const char *last;
+	const char *last, *end;	/* the read's last page, and where the read ends */
 };
 
 /* The child: once the read is over, its PFN for the read's last page and what it holds there. */
@@ -196,7 +210,8 @@ static int child_main(struct lab_child *c, void *arg)
 		return 1;
 	r.pfn_errno = lab_pfn_read(a->last, &r.pfn) ? errno : 0;
 	/* Touch it only when there is a page: under MADV_DONTFORK there is no range at all. */
-	r.has_data = !r.pfn_errno && r.pfn && a->last[0] == DISK_BYTE;
+	for (const char *p = a->last; !r.pfn_errno && r.pfn && p < a->end; p++)
+		r.bytes += *p == DISK_BYTE;
 	return lab_child_report(c, &r, sizeof(r)) ? 1 : 0;
 }
 
@@ -213,10 +228,10 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 	char *last = rd->buf + (rd->len - 1) / LAB_PAGE * LAB_PAGE;
 	char *parent_at = r->odirect.own_page ? rd->buf + rd->len : rd->buf + READ_LEN;
 	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
-	struct child_arg ca = { .last = last };
+	struct child_arg ca = { .last = last, .end = rd->buf + rd->len };
 	struct child_report cr;
 	bool started = false, joined = false;
-	long long sectors0, sectors;
+	long long sectors0, want = (long long)(MIB + rd->len) / 512;
 	pthread_t thread;
 	int ret = -1;
 
@@ -244,19 +259,19 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 			goto out;
 		}
 		o->inflight_after = reads_in_flight(disk);
+		o->unread_after_fork = unread(disk, sectors0, want);
 	}
-	/* Whether the read had filled its last page already: a read, which copies nothing. */
+	/*
+	 * Whether the read had filled its last page already (loads: the page stays shared and
+	 * write-protected, nothing is copied), and what of both reads the disk had still to read.
+	 */
 	o->filled_before_write = true;
 	for (const volatile char *p = last; p < rd->buf + rd->len; p++)
 		o->filled_before_write &= *p == DISK_BYTE;
+	o->unread_before_write = unread(disk, sectors0, want);
 	/* The parent writes its own data, in the read's last page or (workaround) another. */
 	memset(parent_at, PARENT, 64);
-	/* What of both reads the disk had not read yet, by its count, once that write was done. */
-	sectors = sectors_read(disk);
-	o->unread_at_write = sectors < 0 ? -1 :
-		(long long)(MIB + rd->len) / 512 - (sectors - sectors0);
-	if (o->unread_at_write < 0 && sectors >= 0)
-		o->unread_at_write = 0;
+	o->unread_after_write = unread(disk, sectors0, want);
 	pthread_join(thread, NULL);
 	joined = true;
 	errno = 0;
@@ -274,7 +289,8 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 	o->read_bytes = rd->got;
 	if (o->inflight < 1 || (r->fork && o->inflight_after < 1)) {
 		*missed = true;
-		row_fail(rec, "the read was not seen in flight %s (is the disk slow?)",
+		row_fail(rec, "the read was not seen in flight %s (is the disk slow? "
+			 "queue/iostats on?)",
 			 o->inflight < 1 ? "before it ended" : "once fork() returned");
 		goto out;
 	}
@@ -297,24 +313,28 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 			goto out;
 		}
 		o->pfn_child = cr.pfn;
-		o->child_has_data = cr.has_data;
+		o->child_has_data = cr.bytes == rd->buf + rd->len - last;
 		/*
 		 * The parent moved to a copy that holds every byte of the read, and the child kept
-		 * the page the read filled; the read had filled its last page just before the
-		 * parent's write, or by the disk's own count was over once that write was done: the
-		 * data reached the page before the write copied it (a host that stalled the parent,
-		 * or a read the throttle let through). Nothing raced the copy; play again. Any
-		 * other such play is judged as it is.
+		 * the page the read filled, every byte of it. The device wrote only into that page
+		 * (taken before the request went out), so the write copied it once the data was in:
+		 * a host that stalled the parent, or a read the throttle let through. Nothing raced
+		 * the copy; play again. The page's bytes just before the write and the disk's own
+		 * count of sectors read are kept for the record (a sign, not the proof: the count
+		 * moves only once the completion is handled). Any other such play is judged as it is.
 		 */
 		if (!o->missing && o->child_has_data && o->pfn_after != o->pfn_before &&
-		    o->pfn_child == o->pfn_before &&
-		    (o->filled_before_write || !o->unread_at_write)) {
+		    o->pfn_child == o->pfn_before) {
 			*missed = true;
 			o->late_plays++;
-			row_fail(rec, "the read was over by the parent's write (filled before it %d, "
-				 "%lld sectors unread after it): 0 bytes missing, parent %llx->%llx, "
-				 "child %llx has them", o->filled_before_write,
-				 (long long)o->unread_at_write, (unsigned long long)o->pfn_before,
+			row_fail(rec, "race not exercised in %lld of %lld plays: the read's data was "
+				 "in its last page before the parent's write (page full before it: %s; "
+				 "sectors unread after fork %lld, before the write %lld, after %lld, of "
+				 "%lld); parent %llx->%llx, child kept %llx",
+				 (long long)o->late_plays, (long long)o->tries,
+				 o->filled_before_write ? "yes" : "no", (long long)o->unread_after_fork,
+				 (long long)o->unread_before_write, (long long)o->unread_after_write,
+				 want, (unsigned long long)o->pfn_before,
 				 (unsigned long long)o->pfn_after, (unsigned long long)o->pfn_child);
 			goto out;
 		}

@@ -52,7 +52,8 @@ static const struct field iouring_fields[] = {
 
 static const struct field odirect_fields[] = {
 	O(F_U64, pfn_before), O(F_U64, pfn_after), O(F_U64, pfn_child), O(F_I64, inflight),
-	O(F_I64, inflight_after), O(F_I64, unread_at_write), O(F_BOOL, filled_before_write),
+	O(F_I64, inflight_after), O(F_I64, unread_after_fork),
+	O(F_I64, unread_before_write), O(F_I64, unread_after_write), O(F_BOOL, filled_before_write),
 	O(F_I64, late_plays), O(F_I64, tries), O(F_I64, missing), O(F_I64, read_bytes),
 	O(F_BOOL, child_has_data), O(F_I64, forks), O(F_I64, rounds), O(F_I64, stale_rounds),
 	O(F_I64, forkless_rounds), O(F_I64, missing_elsewhere),

@@ -165,8 +165,10 @@ struct odirect_obs {
 	uint64_t pfn_child;	/* the child's page there (0: none) */
 	int64_t inflight;	/* reads in flight on the disk just before the fork */
 	int64_t inflight_after;	/* the same once fork() returned */
-	int64_t unread_at_write; /* single reader: sectors of the two reads the disk had not
-				  * counted as read once the parent's write was done (-1: unknown) */
+	/* single reader: sectors of the two reads the disk had not counted as read (-1: unknown) */
+	int64_t unread_after_fork;	/* once fork() returned */
+	int64_t unread_before_write;	/* just before the parent's write */
+	int64_t unread_after_write;	/* once it was done */
 	bool filled_before_write; /* single reader: the read's last page held its bytes just
 				   * before the parent's write */
 	int64_t late_plays;	/* single reader: plays voided because the read was over by the
@@ -175,7 +177,8 @@ struct odirect_obs {
 				 * played again for want of a fork that counts */
 	int64_t missing;	/* bytes of the read(s) the parent does not find */
 	int64_t read_bytes;	/* bytes the read(s) returned */
-	bool child_has_data;	/* single reader: the read's bytes are in the child's page */
+	bool child_has_data;	/* single reader: every byte of the read's last page is in the
+				 * child's page */
 	int64_t forks;		/* multi: forks between a read's request and the next reader's
 				 * GUP, that read still in flight after the GUP */
 	int64_t rounds;		/* multi: rounds played */
@@ -218,7 +221,7 @@ struct record {
 	enum record_status status;
 	char observed[16];	/* the verdict derived from the observations; "": none */
 	char expected[16];	/* from the table of this kernel; "": no expectation */
-	char reason[200];	/* could not run / skipped: why; mismatch: what differs */
+	char reason[320];	/* could not run / skipped: why; mismatch: what differs */
 	union {
 		struct pindma_obs pindma;
 		struct vmsplice_obs vmsplice;

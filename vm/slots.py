@@ -42,6 +42,16 @@ def others_first(run):
     return False
 
 
+def started(pid):
+    """PID's start time (in clock ticks since boot), or None once it is gone or a zombie."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None if fields[0] == 'Z' else fields[19]
+
+
 def main():
     pid, want, run, mine, quiet = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], \
         sys.argv[5]
@@ -52,11 +62,10 @@ def main():
                 os.close(int(fd))
             except OSError:
                 pass
-    said = False
+    said, since = False, started(pid)
     while True:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        # Gone, a zombie not yet reaped, or its PID another process's now.
+        if since is None or started(pid) != since:
             return 1
         # A run marked first looks at no mark: its own is locked.
         if mine or not others_first(run):

@@ -36,6 +36,8 @@ check_log=$build/logs/$name-check.log
 # fails saying so, and must say nothing else (no splat, no timeout).
 cut=$(mktemp)
 trap 'rm -f "$cut"' EXIT
+# The logs of an earlier run must not be read as this one's (vm/run writes a log only once QEMU starts).
+rm -f "$write_log" "$check_log"
 # A long boot (its writes at 1 MiB/s): it takes its slot before shorter ones (VM_SLOT_FIRST).
 VM_SLOT_FIRST=1 VM_QEMU_ARGS="${VM_QEMU_ARGS:-} -device isa-debug-exit,iobase=0xf4,iosize=0x04" \
 	"${run[@]}" --name "$name-write" --expect-reset -- /lab/bin/crash_helper write >/dev/null 2>"$cut" || true

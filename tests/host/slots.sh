@@ -7,7 +7,8 @@
 # but looks at no mark when marked first, removes a mark nobody locks, and stops once the vm/run it
 # waits for is gone. Then vm/run itself, in a build folder of its own, with a stand-in for QEMU that
 # looks at the slots: vm/run holds the one it took (and hands QEMU no other), waits for a held one,
-# leaves no first mark, and stops when vm/slots.py fails. A wait is judged once the waiter has said
+# holds its first mark while it waits and leaves none once QEMU runs, and stops when vm/slots.py
+# fails. Every vm/run is bounded too (60 s). A wait is judged once the waiter has said
 # it waits (a whole turn taken); every wait for an answer is bounded (20 s). Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -72,7 +73,10 @@ answer() {
 waits() {
 	local i
 	open_slots 3
-	python3 "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >"$run/answer" 2>"$run/said" &
+	# Emptied here, before the waiter starts: what an earlier waiter said must not be read as its.
+	: >"$run/answer"
+	: >"$run/said"
+	python3 "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >>"$run/answer" 2>>"$run/said" &
 	waiter=$!
 	close_slots
 	ok=0 free=0
@@ -157,17 +161,24 @@ h3=$held
 sleep 60 &
 parent=$!
 open_slots 3
-timeout 20 python3 "$slots" "$parent" 1 "$run" "" quiet "${fds[@]}" >/dev/null &
+: >"$run/said"
+timeout 20 python3 "$slots" "$parent" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
 waiter=$!
 close_slots
-sleep 0.5
+for ((i = 0; i < 200; i++)); do
+	! grep -q 'waiting for' "$run/said" || break
+	sleep 0.1
+done
 kill "$parent"
-t0=$SECONDS
+wait "$parent" 2>/dev/null || true
+t0=$(date +%s%N)
 rc=0
 wait "$waiter" || rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
 ok=0
-[[ $rc == 1 && $((SECONDS - t0)) -le 3 ]] && ok=1
-verdict "$ok" "a run whose vm/run is gone stops waiting" "status $rc after $((SECONDS - t0)) s (124: still waiting at 20 s)"
+grep -q 'waiting for' "$run/said" && [[ $rc == 1 && $ms -le 5000 ]] && ok=1
+verdict "$ok" "a run whose vm/run is gone stops waiting" \
+	"status $rc after $ms ms (124: still waiting at 20 s); it said: $(tr '\n' '|' <"$run/said")"
 release "$h1"
 release "$h2"
 release "$h3"
@@ -201,8 +212,8 @@ vmrun() { # NAME ENV...: vm/run of the stand-in; its stderr in $b/NAME.err, its 
 	shift
 	rm -f "$b/seen"
 	rc=0
-	env PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 "$@" \
-		"$top/vm/run" --name "$name" -- true >/dev/null 2>"$b/$name.err" || rc=$?
+	env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 "$@" \
+		timeout -k 5 60 "$top/vm/run" --name "$name" -- true >/dev/null 2>"$b/$name.err" || rc=$?
 }
 seen() {
 	if [[ -f $b/seen ]]; then tr '\n' ' ' <"$b/seen"; else echo "nothing (the stand-in never ran)"; fi
@@ -210,7 +221,7 @@ seen() {
 
 hold "$b/run/slot.1"
 h1=$held
-vmrun three VM_SLOTS=3 VM_QUIET=1
+vmrun three VM_SLOTS=3
 s=$(seen)
 ok=0
 [[ $s == "slot.1 held slot.2 held slot.3 free inherited 1 marks 0 " ]] && ok=1
@@ -218,8 +229,8 @@ verdict "$ok" "vm/run holds the slot it took while its QEMU runs, and hands QEMU
 
 # Every slot held: vm/run says it waits and starts nothing; once the slot is free, it runs.
 rm -f "$b/seen"
-env PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 VM_SLOTS=1 \
-	"$top/vm/run" --name waits -- true >/dev/null 2>"$b/waits.err" &
+env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 \
+	VM_SLOTS=1 timeout -k 5 60 "$top/vm/run" --name waits -- true >/dev/null 2>"$b/waits.err" &
 waiter=$!
 for ((i = 0; i < 200; i++)); do
 	! grep -q 'waiting for 1 of 1' "$b/waits.err" || break
@@ -234,13 +245,38 @@ ok=0
 [[ $early == nothing* && $s == "slot.1 held"* ]] && grep -q 'waiting for 1 of 1' "$b/waits.err" && ok=1
 verdict "$ok" "vm/run waits for a held slot, and runs once it is free" "while held: $early; after: $s"
 
-vmrun marked VM_SLOTS=3 VM_SLOT_FIRST=1 VM_QUIET=1
+# Marked first: while it waits (every slot held) its mark is there, locked; once its QEMU runs, gone.
+hold "$b/run/slot.1"
+h1=$held
+hold "$b/run/slot.2"
+h2=$held
+hold "$b/run/slot.3"
+h3=$held
+rm -f "$b/seen"
+env -u VM_QUIET PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 VM_SLOTS=3 \
+	VM_SLOT_FIRST=1 timeout -k 5 60 "$top/vm/run" --name marked -- true >/dev/null 2>"$b/marked.err" &
+waiter=$!
+for ((i = 0; i < 200; i++)); do
+	! grep -q 'waiting for' "$b/marked.err" || break
+	sleep 0.1
+done
+marks=$(find "$b/run" -maxdepth 1 -regex '.*/first\.[0-9]+' | wc -l)
+mark_locked=no
+for f in "$b"/run/first.*; do
+	[[ $f =~ /first\.[0-9]+$ ]] || continue
+	is_free "$f" || mark_locked=yes
+done
+release "$h1"
+release "$h2"
+release "$h3"
+wait "$waiter" || true
 s=$(seen)
 ok=0
-[[ $s == *"marks 0 " && $s == "slot.1 held"* ]] && ok=1
-verdict "$ok" "vm/run marked first leaves no first mark while its QEMU runs" "the stand-in found: $s"
+[[ $marks == 1 && $mark_locked == yes && $s == *"marks 0 " && $s == "slot.1 held"* ]] && ok=1
+verdict "$ok" "vm/run marked first holds its mark while it waits, and leaves none once its QEMU runs" \
+	"while waiting: $marks mark(s), locked: $mark_locked; the stand-in found: $s"
 
-PATH=$b/pybin:$PATH vmrun broken VM_SLOTS=3 VM_QUIET=1
+PATH=$b/pybin:$PATH vmrun broken VM_SLOTS=3
 s=$(seen)
 ok=0
 [[ $rc != 0 && $s == nothing* ]] && ok=1

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Read test programs' KTAP as a parser does, and judge them: the one place make test counts.
 

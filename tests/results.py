@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """What CI systems read of a make test, in build/results/ (docs/tests.md, Results for CI systems):
   results.ktap  the KTAP as make test printed it, line by line as it ran (start());

@@ -25,6 +25,10 @@ fi
 LAB_BUILD=${BUILD:-$LAB_BUILD}
 LAB_KTREE=$LAB_BUILD/linux
 LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-$LAB_KERNEL.tar.xz}
+# The lab's Python: Debian's, whose packages vm/deps.sh installs (python3-jsonschema), named by its
+# path, not found on PATH: a version manager's shim first on PATH (pyenv's) cost 80 ms of CPU at
+# each start, against 16 ms, and make test starts Python about a hundred times (two per boot).
+LAB_PYTHON=${LAB_PYTHON:-/usr/bin/python3}
 # The lab's disk for make test and make demo writes at 8 MiB/s (QEMU's throttling), so that I/O stays
 # in flight long enough to be seen: an emulated disk otherwise completes a write as it is submitted.
 # The debug kernel (KASAN under TCG) takes about as long to submit 8 MiB as the disk to write it, and

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """vm/run's wait for its guest vCPU slots (VM_SLOTS), in one process.
 
     slots.py PID WANT RUN_DIR MARK QUIET FD...

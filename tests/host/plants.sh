@@ -10,6 +10,7 @@
 # Prints TAP. Needs the built lab (make guest).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
 plants=$build/plants
 tree=$(readlink -f "$build/linux")
@@ -308,7 +309,7 @@ ktap_plant() {
 	[[ ! -f $d.budget ]] || args=(--budget "$d.budget")
 	[[ $1 != nobudget ]] || args=(--budget "$kt/none.txt")
 	[[ ! -f $d.manifest ]] || args+=(--manifest "$d.manifest")
-	python3 "$top/tests/ktap.py" data "$d.data" "${args[@]}" >"$d.verdicts" || true
+	"$py" "$top/tests/ktap.py" data "$d.data" "${args[@]}" >"$d.verdicts" || true
 }
 for c in "${ktaps[@]}"; do
 	IFS='|' read -r name what want <<<"$c"
@@ -389,7 +390,7 @@ sec_programs() {
 		"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
 		>"$plants/programs.out" 2>&1 || rc=$?
 	verdicts=$plants/programs.verdicts
-	python3 "$top/tests/ktap.py" data "$plants/programs.data" --budget "$plants/skips.txt" >"$verdicts" || true
+	"$py" "$top/tests/ktap.py" data "$plants/programs.data" --budget "$plants/skips.txt" >"$verdicts" || true
 	# judge_says NAME WHY: the judge's verdicts hold "NAME_test failed: WHY" (WHY ending in ": not ok" as
 	# the whole line, any other as its start; ~WHY: an extended regular expression for the whole WHY).
 	judge_says() {
@@ -536,7 +537,7 @@ sec_runall() {
 	ra=$plants/runall
 	runall_build "$ra"
 	rc=0
-	BUILD=$ra VM_TIMEOUT=1 T=madvise_test python3 "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
+	BUILD=$ra VM_TIMEOUT=1 T=madvise_test "$py" "$top/tests/run-all" >"$ra/out" 2>&1 || rc=$?
 	ok=0
 	[[ $rc == 1 ]] && grep -qx 'not ok 1 guest_test' "$ra/out" &&
 		grep -q '^    # guest_test: the guest run failed: timed out after 1s' "$ra/out" && ok=1
@@ -564,7 +565,7 @@ sec_kernels() {
 				fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
 			ok=0
 			grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
-				python3 "$top/tests/ktap.py" data "$plants/len0.data" | grep -q '^fadvise_test failed' && ok=1
+				"$py" "$top/tests/ktap.py" data "$plants/len0.data" | grep -q '^fadvise_test failed' && ok=1
 			verdict "WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red" \
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/len0.data")"
 			;;
@@ -624,7 +625,7 @@ sec_detectors() {
 			--add "$plants/lockoff_test:/lab/tests/lockoff_test" -- \
 			sh -c 'insmod /lab/plants/plant_leak.ko && exec /lab/guest/run-tests madvise_test lockoff_test' \
 			>"$plants/leak.out" 2>&1 || rc=$?
-		python3 "$top/tests/ktap.py" data "$plants/leak.data" --debug 1 >"$plants/leak.judged" || true
+		"$py" "$top/tests/ktap.py" data "$plants/leak.data" --debug 1 >"$plants/leak.judged" || true
 		ok=0
 		grep -q '^madvise_test ok$' "$plants/leak.judged" &&
 			grep -q '^kmemleak_after_suite failed' "$plants/leak.judged" && ok=1
@@ -646,7 +647,7 @@ sec_detectors() {
 		rd=$plants/runall-debug
 		runall_build "$rd"
 		rc=0
-		BUILD=$rd FLAVOUR=debug T=madvise_test:dontfork_sets_dc python3 "$top/tests/run-all" >"$rd/out" 2>&1 || rc=$?
+		BUILD=$rd FLAVOUR=debug T=madvise_test:dontfork_sets_dc "$py" "$top/tests/run-all" >"$rd/out" 2>&1 || rc=$?
 		ok=0
 		[[ $rc == 1 ]] && grep -q '^ok 1 madvise_test' "$rd/out" &&
 			grep -q "^    # kmemleak_after_suite: the debug kernel's kmemleak report after the suite never came" "$rd/out" &&

@@ -11,6 +11,7 @@
 # it printed, and results.ktap is what it printed. Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
 results=$top/tests/results.py
 tmp=$(mktemp -d)
@@ -46,11 +47,11 @@ ok 1 one
 1..0 # SKIP no hardware
 @@lab-prog-end delta_test 4 0.01
 EOF
-python3 "$results" write "$tmp/data" "$tmp/good" "delta_test: x is listed in the skip budget but did not run"
+"$py" "$results" write "$tmp/data" "$tmp/good" "delta_test: x is listed in the skip budget but did not run"
 
 # Each path of kcidb.json with its status and, for a case, the lab's own status.
 kcidb_paths() {
-	python3 - "$1" <<'PY'
+	"$py" - "$1" <<'PY'
 import json
 import sys
 with open(sys.argv[1]) as f:
@@ -97,7 +98,7 @@ plant() {
 		grep -q '^<testsuites [^>]* failures="3"' "$dir/junit.xml" || return 1
 		;;
 	junit_case_dropped)
-		python3 - "$dir/junit.xml" <<'PY'
+		"$py" - "$dir/junit.xml" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
 doc = ET.parse(sys.argv[1])
@@ -113,7 +114,7 @@ PY
 		[[ $(wc -c <"$dir/junit.xml") == 400 ]] || return 1
 		;;
 	kcidb_*)
-		python3 - "$dir/kcidb.json" "$name" <<'PY' || return 1
+		"$py" - "$dir/kcidb.json" "$name" <<'PY' || return 1
 import json
 import sys
 path, name = sys.argv[1], sys.argv[2]
@@ -159,7 +160,7 @@ result() { # ok|not-ok description [diagnostic...]
 
 echo "TAP version 13"
 echo "1..$((${#plants[@]} + 3))"
-if out=$(python3 "$results" check "$tmp/good" "$closing" 2>&1); then
+if out=$("$py" "$results" check "$tmp/good" "$closing" 2>&1); then
 	result ok "the documents of a run with every kind of outcome pass the checks"
 else
 	mapfile -t why <<<"$out"
@@ -180,7 +181,7 @@ for p in "${plants[@]}"; do
 	cp -r "$tmp/good" "$dir"
 	if ! against=$(plant "$name" "$dir"); then
 		result not-ok "$desc" "the plant did not apply"
-	elif out=$(python3 "$results" check "$dir" "$against" 2>&1); then
+	elif out=$("$py" "$results" check "$dir" "$against" 2>&1); then
 		result not-ok "$desc" "the checks stayed green"
 	elif ! grep -qF -- "$message" <<<"$out"; then
 		mapfile -t why <<<"$out"
@@ -207,7 +208,7 @@ elif ! cmp -s "$run/out" "$run/results/results.ktap"; then
 elif grep -q '^# results: ' "$run/out"; then
 	mapfile -t why < <(grep '^# results: ' "$run/out")
 	result not-ok "$desc" "${why[@]}"
-elif ! out=$(python3 "$results" check "$run/results" "$last" 2>&1); then
+elif ! out=$("$py" "$results" check "$run/results" "$last" 2>&1); then
 	mapfile -t why <<<"$out"
 	result not-ok "$desc" "against \"$last\":" "${why[@]}"
 else

@@ -12,6 +12,7 @@
 # it waits (a whole turn taken); every wait for an answer is bounded (20 s). Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+py=${LAB_PYTHON:-/usr/bin/python3}
 slots=${SLOTS_PY:-$top/vm/slots.py}
 run=$(mktemp -d)
 cleanup() {
@@ -65,7 +66,7 @@ close_slots() {
 answer() {
 	open_slots 3
 	rc=0
-	got=$(timeout 20 python3 "$slots" $$ "$1" "$run" "$2" quiet "${fds[@]}") || rc=$?
+	got=$(timeout 20 "$py" "$slots" $$ "$1" "$run" "$2" quiet "${fds[@]}") || rc=$?
 }
 # waits WANT MARK [SAMPLE]: vm/slots.py started in the background must say it waits (within 20 s),
 # and after that still be waiting without an answer; with SAMPLE, slot.SAMPLE is looked at ten times
@@ -76,7 +77,7 @@ waits() {
 	# Emptied here, before the waiter starts: what an earlier waiter said must not be read as its.
 	: >"$run/answer"
 	: >"$run/said"
-	python3 "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >>"$run/answer" 2>>"$run/said" &
+	"$py" "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >>"$run/answer" 2>>"$run/said" &
 	waiter=$!
 	close_slots
 	ok=0 free=0
@@ -162,7 +163,7 @@ sleep 60 &
 parent=$!
 open_slots 3
 : >"$run/said"
-timeout 20 python3 "$slots" "$parent" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
+timeout 20 "$py" "$slots" "$parent" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
 waiter=$!
 close_slots
 for ((i = 0; i < 200; i++)); do
@@ -203,9 +204,9 @@ echo "inherited \$(for f in /proc/\$\$/fd/*; do readlink "\$f"; done | grep -c '
 echo "marks \$(ls $b/run | grep -cE '^first\.[0-9]+\$')" >>$b/seen
 EOF
 chmod +x "$b/bin/qemu-system-x86_64"
-# A python3 that fails for vm/slots.py only.
+# A Python (vm/run's LAB_PYTHON) that fails for vm/slots.py only.
 # shellcheck disable=SC2016 # expanded by the wrapper
-printf '#!/bin/sh\ncase "$1" in */slots.py) exit 3 ;; esac\nexec /usr/bin/python3 "$@"\n' >"$b/pybin/python3"
+printf '#!/bin/sh\ncase "$*" in */slots.py*) exit 3 ;; esac\nexec %q "$@"\n' "$py" >"$b/pybin/python3"
 chmod +x "$b/pybin/python3"
 vmrun() { # NAME ENV...: vm/run of the stand-in; its stderr in $b/NAME.err, its status in rc
 	local name=$1
@@ -276,7 +277,7 @@ ok=0
 verdict "$ok" "vm/run marked first holds its mark while it waits, and leaves none once its QEMU runs" \
 	"while waiting: $marks mark(s), locked: $mark_locked; the stand-in found: $s"
 
-PATH=$b/pybin:$PATH vmrun broken VM_SLOTS=3
+vmrun broken VM_SLOTS=3 LAB_PYTHON="$b/pybin/python3"
 s=$(seen)
 ok=0
 [[ $rc != 0 && $s == nothing* ]] && ok=1

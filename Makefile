@@ -19,10 +19,13 @@ KSRC := $(if $(KERNEL_SRC),$(realpath $(KERNEL_SRC)))
 $(if $(KERNEL_SRC),$(if $(KSRC),,$(error KERNEL_SRC=$(KERNEL_SRC): no such directory)))
 BUILD ?= $(CURDIR)/build$(if $(KSRC),/src-$(notdir $(KSRC))-$(shell printf '%s' '$(KSRC)' | sha1sum | cut -c1-8),$(if $(filter 6.1,$(KERNEL)),,/$(KERNEL)))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
 export FLAVOUR KERNEL KERNEL_SRC BUILD
+# The lab's Python (vm/lib.sh): Debian's, whose packages vm/deps.sh installs.
+LAB_PYTHON ?= /usr/bin/python3
+export LAB_PYTHON
 
 .PHONY: test demo gdb shell fuzz bench docs guest kernel deps clean distclean
 test: guest
-	T="$(T)" tests/run-all
+	T="$(T)" $(LAB_PYTHON) tests/run-all
 
 demo: guest
 	vm/run --name demo --disk $(BUILD)/disk.img,slow --disk $(BUILD)/odirect.img,odirect --disk $(BUILD)/odirect.img,odirect-iops -- /lab/guest/demo

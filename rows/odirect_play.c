@@ -253,6 +253,7 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 		}
 		usleep(5 * 1000);
 	}
+	o->unread_after_fork = -1;	/* no fork: not sampled */
 	if (r->fork) {
 		if (lab_child_start(&child, child_main, &ca)) {
 			row_fail(rec, "fork");

@@ -158,7 +158,7 @@ void row_play(const struct row *r, const char *engine, struct record *rec)
 	const struct row_family *fam = families[r->family];
 	row_play_fn *play = play_of(r->family);
 	const char *lacks, *verdict;
-	char why[240];
+	char why[WHY_LEN];
 
 	memset(rec, 0, sizeof(*rec));
 	rec->row = r;

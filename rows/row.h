@@ -212,6 +212,10 @@ struct verbs_obs {
 
 enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };
 
+/* A record's reason, and a verdict's why (which a reason quotes after a prefix of its own). */
+#define REASON_LEN 320
+#define WHY_LEN 240
+
 struct record {
 	const struct row *row;
 	char program[24];	/* the demo that played it */
@@ -221,7 +225,7 @@ struct record {
 	enum record_status status;
 	char observed[16];	/* the verdict derived from the observations; "": none */
 	char expected[16];	/* from the table of this kernel; "": no expectation */
-	char reason[320];	/* could not run / skipped: why; mismatch: what differs */
+	char reason[REASON_LEN];	/* could not run / skipped: why; mismatch: what differs */
 	union {
 		struct pindma_obs pindma;
 		struct vmsplice_obs vmsplice;

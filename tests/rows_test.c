@@ -248,7 +248,7 @@ static void check_record(const struct record *rec)
 	struct check c[MAX_CHECKS];
 	const char *want = expect_verdict(rec->row->name), *derived;
 	unsigned int n, failed = 0;
-	char id[64], why[160], name[96];
+	char id[64], why[WHY_LEN], name[96];
 
 	snprintf(id, sizeof(id), "%s@%s", rec->row->name, rec->engine);
 	if (rec->status == REC_SKIPPED) {

@@ -5,11 +5,11 @@
 # keeps it after it exits for as long as its caller's descriptors are open, waits while every slot
 # is held and keeps none of what it wants meanwhile, waits while another run's first mark is locked
 # but looks at no mark when marked first, removes a mark nobody locks, and stops once the vm/run it
-# waits for is gone. Then vm/run itself, in a build folder of its own, with a stand-in for QEMU that
-# looks at the slots: vm/run holds the one it took (and hands QEMU no other), waits for a held one,
-# holds its first mark while it waits and leaves none once QEMU runs, and stops when vm/slots.py
-# fails. Every vm/run is bounded too (60 s). A wait is judged once the waiter has said
-# it waits (a whole turn taken); every wait for an answer is bounded (20 s). Prints TAP.
+# waits for is gone (ended, or a zombie nobody reaps). Then vm/run itself, in a build folder of its
+# own, with a stand-in for QEMU that looks at the slots: vm/run holds the one it took (and hands QEMU
+# no other), waits for a held one, holds its first mark while it waits and leaves none once QEMU
+# runs, and stops when vm/slots.py fails. A wait is judged once the waiter has said it waits (a
+# whole turn taken); every wait for an answer is bounded (20 s), every vm/run too (60 s). Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
@@ -66,7 +66,7 @@ close_slots() {
 answer() {
 	open_slots 3
 	rc=0
-	got=$(timeout 20 "$py" "$slots" $$ "$1" "$run" "$2" quiet "${fds[@]}") || rc=$?
+	got=$(timeout 20 "$py" -I -S "$slots" $$ "$1" "$run" "$2" quiet "${fds[@]}") || rc=$?
 }
 # waits WANT MARK [SAMPLE]: vm/slots.py started in the background must say it waits (within 20 s),
 # and after that still be waiting without an answer; with SAMPLE, slot.SAMPLE is looked at ten times
@@ -77,7 +77,7 @@ waits() {
 	# Emptied here, before the waiter starts: what an earlier waiter said must not be read as its.
 	: >"$run/answer"
 	: >"$run/said"
-	"$py" "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >>"$run/answer" 2>>"$run/said" &
+	"$py" -I -S "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >>"$run/answer" 2>>"$run/said" &
 	waiter=$!
 	close_slots
 	ok=0 free=0
@@ -96,7 +96,7 @@ waits() {
 	wait "$waiter" 2>/dev/null || true
 }
 echo "TAP version 13"
-echo "1..11"
+echo "1..12"
 n=0
 verdict() { # ok(0/1) what [diagnostic]
 	n=$((n + 1))
@@ -163,7 +163,7 @@ sleep 60 &
 parent=$!
 open_slots 3
 : >"$run/said"
-timeout 20 "$py" "$slots" "$parent" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
+timeout 20 "$py" -I -S "$slots" "$parent" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
 waiter=$!
 close_slots
 for ((i = 0; i < 200; i++)); do
@@ -180,6 +180,38 @@ ok=0
 grep -q 'waiting for' "$run/said" && [[ $rc == 1 && $ms -le 5000 ]] && ok=1
 verdict "$ok" "a run whose vm/run is gone stops waiting" \
 	"status $rc after $ms ms (124: still waiting at 20 s); it said: $(tr '\n' '|' <"$run/said")"
+# The same with a vm/run that is a zombie nobody reaps (its parent, a sleep, never waits): gone.
+(
+	sleep 60 &
+	echo $! >"$run/zombie"
+	exec sleep 60
+) &
+reaper=$!
+for ((i = 0; i < 100; i++)); do
+	[[ ! -s $run/zombie ]] || break
+	sleep 0.05
+done
+zombie=$(cat "$run/zombie")
+open_slots 3
+: >"$run/said"
+timeout 20 "$py" -I -S "$slots" "$zombie" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
+waiter=$!
+close_slots
+for ((i = 0; i < 200; i++)); do
+	! grep -q 'waiting for' "$run/said" || break
+	sleep 0.1
+done
+kill "$zombie"
+t0=$(date +%s%N)
+rc=0
+wait "$waiter" || rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+state=$(awk '{ print $3 }' "/proc/$zombie/stat" 2>/dev/null || echo gone)
+release "$reaper"
+ok=0
+grep -q 'waiting for' "$run/said" && [[ $rc == 1 && $ms -le 5000 ]] && ok=1
+verdict "$ok" "a run whose vm/run is a zombie nobody reaps stops waiting" \
+	"status $rc after $ms ms; the vm/run's state: $state; it said: $(tr '\n' '|' <"$run/said")"
 release "$h1"
 release "$h2"
 release "$h3"
@@ -206,7 +238,7 @@ EOF
 chmod +x "$b/bin/qemu-system-x86_64"
 # A Python (vm/run's LAB_PYTHON) that fails for vm/slots.py only.
 # shellcheck disable=SC2016 # expanded by the wrapper
-printf '#!/bin/sh\ncase "$*" in */slots.py*) exit 3 ;; esac\nexec %q "$@"\n' "$py" >"$b/pybin/python3"
+printf '#!/bin/bash\ncase "$*" in */slots.py*) exit 3 ;; esac\nexec %q "$@"\n' "$py" >"$b/pybin/python3"
 chmod +x "$b/pybin/python3"
 vmrun() { # NAME ENV...: vm/run of the stand-in; its stderr in $b/NAME.err, its status in rc
 	local name=$1

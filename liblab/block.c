@@ -4,7 +4,8 @@
 
 #include <stdio.h>
 
-long long lab_sectors_written(const char *disk)
+/* The Nth number (0-based) of /sys/block/DISK/stat, or -1. */
+static long long stat_field(const char *disk, int n)
 {
 	long long f[7] = { 0 };
 	char path[64];
@@ -16,9 +17,19 @@ long long lab_sectors_written(const char *disk)
 		return -1;
 	if (fscanf(s, "%lld %lld %lld %lld %lld %lld %lld", &f[0], &f[1], &f[2], &f[3], &f[4],
 		   &f[5], &f[6]) != 7)
-		f[6] = -1;
+		f[n] = -1;
 	fclose(s);
-	return f[6];
+	return f[n];
+}
+
+long long lab_sectors_read(const char *disk)
+{
+	return stat_field(disk, 2);
+}
+
+long long lab_sectors_written(const char *disk)
+{
+	return stat_field(disk, 6);
 }
 
 int lab_quiet_writeback(bool quiet)

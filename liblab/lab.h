@@ -152,7 +152,8 @@ int lab_referenced_pages(char *buf, size_t len);
 
 /* block.c: the guest disk and writeback */
 
-/* Sectors written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
+/* Sectors read from and written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
+long long lab_sectors_read(const char *disk);
 long long lab_sectors_written(const char *disk);
 /*
  * quiet: stop the periodic flusher and move the dirty limits out of reach, so that only

@@ -105,23 +105,6 @@ static long reads_completed(const char *disk)
 	return block_reads(disk, "stat");
 }
 
-/* Sectors the disk has read since boot (the third number of its stat, whole disk), or -1. */
-static long long sectors_read(const char *disk)
-{
-	long long v[3] = { -1, -1, -1 };
-	char path[300];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/block/%s/stat", disk);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld %lld %lld", &v[0], &v[1], &v[2]) != 3)
-		v[2] = -1;
-	fclose(f);
-	return v[2];
-}
-
 /*
  * Sectors of the WANT the plays' reads ask for that the disk has not read since it had read
  * SECTORS0; -1 when unknown, or when it read more than that (other reads of the disk: nothing
@@ -129,7 +112,7 @@ static long long sectors_read(const char *disk)
  */
 static long long unread(const char *disk, long long sectors0, long long want)
 {
-	long long sectors = sectors_read(disk);
+	long long sectors = lab_sectors_read(disk);
 
 	if (sectors < 0 || sectors - sectors0 > want)
 		return -1;
@@ -237,7 +220,7 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 
 	if (lab_pfn_read(last, &o->pfn_before) || !o->pfn_before)
 		return row_fail(rec, "the parent's page is not present");
-	sectors0 = sectors_read(disk);
+	sectors0 = lab_sectors_read(disk);
 	if (sectors0 < 0)
 		return row_fail(rec, "reading /sys/block/%s/stat", disk);
 	errno = pthread_create(&thread, NULL, reader_main, rd);

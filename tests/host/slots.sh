@@ -40,6 +40,23 @@ hold() {
 	echo "slots.sh: could not lock $1" >&2
 	exit 1
 }
+# await_said FILE: until FILE says its run waits ('waiting for'), at most 20 s.
+await_said() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		! grep -qs 'waiting for' "$1" || return 0
+		sleep 0.1
+	done
+}
+# hold_all DIR: DIR/slot.1 to slot.3 held (h1, h2, h3 their holders).
+hold_all() {
+	hold "$1/slot.1"
+	h1=$held
+	hold "$1/slot.2"
+	h2=$held
+	hold "$1/slot.3"
+	h3=$held
+}
 release() {
 	kill "$1"
 	wait "$1" 2>/dev/null || true
@@ -81,10 +98,7 @@ waits() {
 	waiter=$!
 	close_slots
 	ok=0 free=0
-	for ((i = 0; i < 200; i++)); do
-		! grep -q 'waiting for' "$run/said" || break
-		sleep 0.1
-	done
+	await_said "$run/said"
 	if grep -q 'waiting for' "$run/said"; then
 		for ((i = 0; i < 10; i++)); do
 			sleep 0.1
@@ -116,12 +130,7 @@ fi
 verdict "$ok" "a run takes exactly the one slot it wants and keeps it while its caller's descriptor is open" \
 	"status $rc, said '$got' for descriptors ${fds[*]}"
 
-hold "$run/slot.1"
-h1=$held
-hold "$run/slot.2"
-h2=$held
-hold "$run/slot.3"
-h3=$held
+hold_all "$run"
 waits 1 ""
 verdict "$ok" "a run waits while every slot is held" "it said: $(cat "$run/said" "$run/answer" | tr '\n' '|')"
 
@@ -153,33 +162,31 @@ verdict "$ok" "a mark nobody locks is stale: the run takes its slot and removes 
 	"status $rc, said '$got', the mark $([[ -e $run/first.1 ]] && echo "still there" || echo gone)"
 
 # Its vm/run gone (here a sleep that is killed), a waiting run stops within a turn or two.
-hold "$run/slot.1"
-h1=$held
-hold "$run/slot.2"
-h2=$held
-hold "$run/slot.3"
-h3=$held
+hold_all "$run"
+# gone_after PID: vm/slots.py waiting for vm/run PID (every slot held) must stop within 5 s of
+# `kill PID` once it has said it waits; sets ok and diag.
+gone_after() {
+	open_slots 3
+	: >"$run/said"
+	timeout 20 "$py" -I -S "$slots" "$1" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
+	waiter=$!
+	close_slots
+	await_said "$run/said"
+	kill "$1"
+	wait "$1" 2>/dev/null || true
+	local t0 ms rc=0
+	t0=$(date +%s%N)
+	wait "$waiter" || rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	ok=0
+	grep -q 'waiting for' "$run/said" && [[ $rc == 1 && $ms -le 5000 ]] && ok=1
+	diag="status $rc after $ms ms (124: still waiting at 20 s); the vm/run's state then:"
+	diag+=" $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null || echo gone); it said: $(tr '\n' '|' <"$run/said")"
+}
 sleep 60 &
 parent=$!
-open_slots 3
-: >"$run/said"
-timeout 20 "$py" -I -S "$slots" "$parent" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
-waiter=$!
-close_slots
-for ((i = 0; i < 200; i++)); do
-	! grep -q 'waiting for' "$run/said" || break
-	sleep 0.1
-done
-kill "$parent"
-wait "$parent" 2>/dev/null || true
-t0=$(date +%s%N)
-rc=0
-wait "$waiter" || rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-ok=0
-grep -q 'waiting for' "$run/said" && [[ $rc == 1 && $ms -le 5000 ]] && ok=1
-verdict "$ok" "a run whose vm/run is gone stops waiting" \
-	"status $rc after $ms ms (124: still waiting at 20 s); it said: $(tr '\n' '|' <"$run/said")"
+gone_after "$parent"
+verdict "$ok" "a run whose vm/run is gone stops waiting" "$diag"
 # The same with a vm/run that is a zombie nobody reaps (its parent, a sleep, never waits): gone.
 (
 	sleep 60 &
@@ -192,26 +199,9 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.05
 done
 zombie=$(cat "$run/zombie")
-open_slots 3
-: >"$run/said"
-timeout 20 "$py" -I -S "$slots" "$zombie" 1 "$run" "" "" "${fds[@]}" >/dev/null 2>>"$run/said" &
-waiter=$!
-close_slots
-for ((i = 0; i < 200; i++)); do
-	! grep -q 'waiting for' "$run/said" || break
-	sleep 0.1
-done
-kill "$zombie"
-t0=$(date +%s%N)
-rc=0
-wait "$waiter" || rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-state=$(awk '{ print $3 }' "/proc/$zombie/stat" 2>/dev/null || echo gone)
+gone_after "$zombie"
 release "$reaper"
-ok=0
-grep -q 'waiting for' "$run/said" && [[ $rc == 1 && $ms -le 5000 ]] && ok=1
-verdict "$ok" "a run whose vm/run is a zombie nobody reaps stops waiting" \
-	"status $rc after $ms ms; the vm/run's state: $state; it said: $(tr '\n' '|' <"$run/said")"
+verdict "$ok" "a run whose vm/run is a zombie nobody reaps stops waiting" "$diag"
 release "$h1"
 release "$h2"
 release "$h3"
@@ -262,13 +252,9 @@ verdict "$ok" "vm/run holds the slot it took while its QEMU runs, and hands QEMU
 
 # Every slot held: vm/run says it waits and starts nothing; once the slot is free, it runs.
 rm -f "$b/seen"
-env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 \
-	VM_SLOTS=1 timeout -k 5 60 "$top/vm/run" --name waits -- true >/dev/null 2>"$b/waits.err" &
+vmrun waits VM_SLOTS=1 &
 waiter=$!
-for ((i = 0; i < 200; i++)); do
-	! grep -q 'waiting for 1 of 1' "$b/waits.err" || break
-	sleep 0.1
-done
+await_said "$b/waits.err"
 sleep 0.5
 early=$(seen)
 release "$h1"
@@ -279,20 +265,11 @@ ok=0
 verdict "$ok" "vm/run waits for a held slot, and runs once it is free" "while held: $early; after: $s"
 
 # Marked first: while it waits (every slot held) its mark is there, locked; once its QEMU runs, gone.
-hold "$b/run/slot.1"
-h1=$held
-hold "$b/run/slot.2"
-h2=$held
-hold "$b/run/slot.3"
-h3=$held
+hold_all "$b/run"
 rm -f "$b/seen"
-env -u VM_QUIET PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_TIMEOUT=20 VM_SLOTS=3 \
-	VM_SLOT_FIRST=1 timeout -k 5 60 "$top/vm/run" --name marked -- true >/dev/null 2>"$b/marked.err" &
+vmrun marked VM_SLOTS=3 VM_SLOT_FIRST=1 &
 waiter=$!
-for ((i = 0; i < 200; i++)); do
-	! grep -q 'waiting for' "$b/marked.err" || break
-	sleep 0.1
-done
+await_said "$b/marked.err"
 marks=$(find "$b/run" -maxdepth 1 -regex '.*/first\.[0-9]+' | wc -l)
 mark_locked=no
 for f in "$b"/run/first.*; do

@@ -4,14 +4,16 @@
 
 #include <stdio.h>
 
-/* The Nth number (0-based) of /sys/block/DISK/stat, or -1. */
+/* The Nth number (0-based, 0 to 6) of /sys/block/DISK/stat, or -1. */
 static long long stat_field(const char *disk, int n)
 {
 	long long f[7] = { 0 };
-	char path[64];
+	char path[300];
 	FILE *s;
 
-	snprintf(path, sizeof(path), "/sys/block/%s/stat", disk);
+	if (n < 0 || n > 6 ||
+	    snprintf(path, sizeof(path), "/sys/block/%s/stat", disk) >= (int)sizeof(path))
+		return -1;
 	s = fopen(path, "r");
 	if (!s)
 		return -1;

@@ -152,7 +152,10 @@ int lab_referenced_pages(char *buf, size_t len);
 
 /* block.c: the guest disk and writeback */
 
-/* Sectors read from and written to /dev/<disk> so far (/sys/block/<disk>/stat), or -1. */
+/*
+ * 512-byte sectors read from and written to the whole disk since boot (/sys/block/<disk>/stat),
+ * or -1.
+ */
 long long lab_sectors_read(const char *disk);
 long long lab_sectors_written(const char *disk);
 /*

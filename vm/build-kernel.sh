@@ -159,7 +159,7 @@ if [[ -z $LAB_KSRC || ! -f $tree/.lab-configured || $(<"$tree/.lab-configured") 
 			continue
 			;;
 		CONFIG_*=*)
-			if [[ -n $needs ]] && ! printf '%s\n' "${patches[@]##*/}" | grep -q "^$needs-"; then
+			if [[ -n $needs ]] && ! grep -q "^$needs-" <<<"$(printf '%s\n' "${patches[@]##*/}")"; then
 				echo "kernel: $line needs kernel-patches/${LAB_KSRC:+*}${LAB_KSRC:-$LAB_KERNEL}/$needs, not in this series"
 			else
 				grep -qxF "$line" "$tree/.config" || dropped+=("$line")

@@ -10,7 +10,7 @@ set -euo pipefail
 # (tests/results.py). lz4: Kbuild compresses the guest's kernel with it (vm/kernel.config).
 # shellcheck source=vm/lib.sh
 . "$(dirname "$0")/lib.sh"
-if [[ -z ${KERNEL_SRC:-} ]] && ! lab_kernels | grep -qxF "$LAB_KERNEL"; then
+if [[ -z ${KERNEL_SRC:-} ]] && ! grep -qxF "$LAB_KERNEL" <<<"$(lab_kernels)"; then
 	die "KERNEL=$LAB_KERNEL: the lab has no kernel-patches/$LAB_KERNEL/ (it has: $(lab_kernels | tr '\n' ' '))"
 fi
 pkgs=(linux-source-6.12)

@@ -3,7 +3,7 @@
 # other, kept honest without a boot. First vm/slots.py, run as vm/run runs it, on slot files of a
 # scratch folder against locks this test holds (flock(1)): a run takes exactly what it wants and
 # keeps it after it exits for as long as its caller's descriptors are open, waits while every slot
-# is held and keeps none of what it wants meanwhile, waits while another run's first mark is locked
+# is held, with none of vm/run's other descriptors open, and keeps none of what it wants meanwhile, waits while another run's first mark is locked
 # but looks at no mark when marked first, removes a mark nobody locks, and stops once the vm/run it
 # waits for is gone (ended, or a zombie nobody reaps). Then vm/run itself, in a build folder of its
 # own, with a stand-in for QEMU that looks at the slots: vm/run holds the one it took (and hands QEMU
@@ -99,7 +99,7 @@ waits() {
 	"$py" -I -S "$slots" $$ "$1" "$run" "$2" "" "${fds[@]}" >>"$run/answer" 2>>"$run/said" &
 	waiter=$!
 	close_slots
-	ok=0 free=0
+	ok=0 free=0 links=""
 	await_said "$run/said" || true
 	if grep -q 'waiting for' "$run/said"; then
 		for ((i = 0; i < 10; i++)); do
@@ -107,12 +107,14 @@ waits() {
 			[[ -z ${3:-} ]] || ! is_free "$run/slot.$3" || free=$((free + 1))
 		done
 		kill -0 "$waiter" 2>/dev/null && [[ ! -s $run/answer ]] && ok=1
+		# What it has open while it waits.
+		links=$(for f in /proc/"$waiter"/fd/*; do readlink "$f" || true; done 2>/dev/null | tr '\n' ' ')
 	fi
 	kill "$waiter" 2>/dev/null || true
 	wait "$waiter" 2>/dev/null || true
 }
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 n=0
 verdict() { # ok(0/1) what [diagnostic]
 	n=$((n + 1))
@@ -135,6 +137,15 @@ verdict "$ok" "a run takes exactly the one slot it wants and keeps it while its 
 hold_all "$run"
 waits 1 ""
 verdict "$ok" "a run waits while every slot is held" "it said: $(cat "$run/said" "$run/answer" | tr '\n' '|')"
+# A descriptor of vm/run's that is not a slot (its disk locks, its mark): closed before it waits,
+# so that a run left waiting holds nothing of its vm/run's.
+exec {extra}>"$run/extra"
+waits 1 ""
+exec {extra}>&-
+ok2=0
+[[ $ok == 1 && $links == *"$run/slot.1 "* && $links == *"$run/slot.3 "* && $links != *"$run/extra"* ]] &&
+	ok2=1
+verdict "$ok2" "a run keeps open only the slots of the descriptors it inherits" "waiting $ok; it had open: $links"
 
 release "$h3"
 # Two wanted, one free: the free one must stay free while it waits (it locks it only for as long as

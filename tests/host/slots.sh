@@ -3,13 +3,14 @@
 # other, kept honest without a boot. First vm/slots.py, run as vm/run runs it, on slot files of a
 # scratch folder against locks this test holds (flock(1)): a run takes exactly what it wants and
 # keeps it after it exits for as long as its caller's descriptors are open, waits while every slot
-# is held, with none of vm/run's other descriptors open, and keeps none of what it wants meanwhile, waits while another run's first mark is locked
-# but looks at no mark when marked first, removes a mark nobody locks, and stops once the vm/run it
-# waits for is gone (ended, or a zombie nobody reaps). Then vm/run itself, in a build folder of its
-# own, with a stand-in for QEMU that looks at the slots: vm/run holds the one it took (and hands QEMU
-# no other), waits for a held one, holds its first mark while it waits and leaves none once QEMU
-# runs, and stops when vm/slots.py fails. A wait is judged once the waiter has said it waits (a
-# whole turn taken); every wait for an answer is bounded (20 s), every vm/run too (60 s). Prints TAP.
+# is held, with none of vm/run's other descriptors open, and keeps none of what it wants meanwhile,
+# waits while another run's first mark is locked but looks at no mark when marked first, removes a
+# mark nobody locks, and stops once the vm/run it waits for is gone (ended, or a zombie nobody
+# reaps). Then vm/run itself, in a build folder of its own, with a stand-in for QEMU that looks at
+# the slots: vm/run holds the one it took (and hands QEMU no other), waits for a held one, holds its
+# first mark while it waits and leaves none once QEMU runs, and stops when vm/slots.py fails. A wait
+# is judged once the waiter has said it waits (a whole turn taken); every wait for an answer is
+# bounded (20 s), every vm/run too (60 s). Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}

@@ -7,6 +7,12 @@
 
 #include "row.h"
 
+bool odirect_play_late(const struct odirect_obs *o)
+{
+	return !o->missing && o->child_has_data && o->pfn_after != o->pfn_before &&
+	       o->pfn_child == o->pfn_before;
+}
+
 static const char *odirect_verdict(const struct record *rec, char *why, size_t n)
 {
 	const struct odirect_obs *o = &rec->odirect;

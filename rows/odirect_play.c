@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -179,6 +180,14 @@ struct child_report {
 	int64_t bytes;		/* of the read's bytes in its last page, how many it holds */
 };
 
+/* LAB_ODIRECT_LATE: how many of a row's plays are made late (0: none). */
+static long late_knob(void)
+{
+	const char *v = getenv("LAB_ODIRECT_LATE");
+
+	return v ? strtol(v, NULL, 10) : 0;
+}
+
 struct child_arg {
 	const char *last, *end;	/* the read's last page, and where the read ends */
 };
@@ -246,6 +255,14 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 		o->unread_after_fork = unread(disk, sectors0, want);
 	}
 	/*
+	 * LAB_ODIRECT_LATE=N (tests/odirect_replay_test.c): until N of the row's plays were late,
+	 * a play that saw the read in flight waits for it to end before the parent's write, as a
+	 * host that stalls the parent would.
+	 */
+	if (o->late_plays < late_knob())
+		while (!rd->done)
+			usleep(1000);
+	/*
 	 * Whether the read had filled its last page already (loads: the page stays shared and
 	 * write-protected, nothing is copied), and what of both reads the disk had still to read.
 	 */
@@ -307,8 +324,7 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 		 * count of sectors read are kept for the record (a sign, not the proof: the count
 		 * moves only once the completion is handled). Any other such play is judged as it is.
 		 */
-		if (!o->missing && o->child_has_data && o->pfn_after != o->pfn_before &&
-		    o->pfn_child == o->pfn_before) {
+		if (odirect_play_late(o)) {
 			*missed = true;
 			o->late_plays++;
 			row_fail(rec, "race not exercised in %lld of %lld plays: the read's data was "

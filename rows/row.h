@@ -295,6 +295,13 @@ void record_print_json(FILE *f, const struct record *rec);
 /* Parse one JSON line into rec; 0, or -1 with rec->reason saying why. */
 int record_parse_json(const char *line, struct record *rec);
 
+/*
+ * odirect.c: a single-reader play whose outcome proves nothing raced, played again: the parent
+ * moved to a copy holding every byte of the read, and the child kept the page the read filled,
+ * every byte of it (the read was over by the parent's write).
+ */
+bool odirect_play_late(const struct odirect_obs *o);
+
 /* expect.c: the expectation tables and the rules of each kernel's era. */
 const char *expect_verdict(const char *row);
 const char *expect_table_name(void);

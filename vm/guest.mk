@@ -62,7 +62,7 @@ STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(D
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
-ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test
+ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test $(GUEST)/lab/tests/odirect_replay_test
 $(ROWS_PROGRAMS): $(LIBROWS)
 $(ROWS_PROGRAMS): private LDLIBS += -ljson-c
 $(GUEST)/lab/demo/dontfork_demo: $(call PLAY,pindma)

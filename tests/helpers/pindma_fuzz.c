@@ -455,6 +455,34 @@ static bool vmpin_released(void)
 	return kb == 0 || (kb < 0 && faults);
 }
 
+/* A status no child can end with: reap() lost it. */
+#define STATUS_LOST (-1)
+
+/*
+ * Reap the forked child pid into *status; false (a finding) when that fails. Under --faults the
+ * status's copy-out may fail with EFAULT after the child was reaped: this thread's stack page,
+ * which a fork shares, is copied for the kernel's put_user(), and that allocation is one fault
+ * injection may fail. The status is lost then (STATUS_LOST); the child is gone (ECHILD).
+ */
+static bool reap(struct thread *t, pid_t pid, int *status)
+{
+	char what[96];
+	pid_t w;
+
+	do {
+		w = waitpid(pid, status, 0);
+	} while (w < 0 && errno == EINTR);
+	if (w == pid)
+		return true;
+	if (faults && errno == EFAULT && waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD) {
+		*status = STATUS_LOST;
+		return true;
+	}
+	snprintf(what, sizeof(what), "waiting for a forked child failed: %s", strerror(errno));
+	finding(t, what);
+	return false;
+}
+
 /*
  * A child: the inherited file's handles are not its own (EPERM while they are live);
  * it pins on a file of its own, maybe starts an edu DMA and is killed in the middle,
@@ -515,14 +543,14 @@ static void op_fork(struct thread *t)
 		kill(pid, SIGKILL);
 		COUNT(T_KILL);
 	}
-	if (waitpid(pid, &status, 0) != pid) {
-		finding(t, "waiting for a forked child failed");
+	if (!reap(t, pid, &status))
 		return;
-	}
 	if (mine)
 		check(t, "UNPIN (after fork)", pindma_unpin(t->p->fd, mine), bit(0));
 	/* Only the SIGKILL sent above may end a child other than by its own clean exit. */
-	if (WIFSIGNALED(status) && !(kill_it && WTERMSIG(status) == SIGKILL)) {
+	if (status == STATUS_LOST) {
+		/* Nothing to judge: reaped, its status lost to an injected fault (reap()). */
+	} else if (WIFSIGNALED(status) && !(kill_it && WTERMSIG(status) == SIGKILL)) {
 		fprintf(stderr, "pindma_fuzz: seed %lu proc %d: forked child killed by signal %d\n",
 			t->p->seed, t->p->id, WTERMSIG(status));
 		atomic_store(&t->p->failed, 1);

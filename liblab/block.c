@@ -34,6 +34,28 @@ long long lab_sectors_written(const char *disk)
 	return stat_field(disk, 6);
 }
 
+long long lab_reads_completed(const char *disk)
+{
+	return stat_field(disk, 0);
+}
+
+long long lab_reads_in_flight(const char *disk)
+{
+	long long reads = -1;
+	char path[300];
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "/sys/block/%s/inflight", disk) >= (int)sizeof(path))
+		return -1;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &reads) != 1)
+		reads = -1;
+	fclose(f);
+	return reads;
+}
+
 int lab_quiet_writeback(bool quiet)
 {
 	return lab_write_str("/proc/sys/vm/dirty_writeback_centisecs", quiet ? "0" : "500") |

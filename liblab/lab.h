@@ -159,6 +159,14 @@ int lab_referenced_pages(char *buf, size_t len);
 long long lab_sectors_read(const char *disk);
 long long lab_sectors_written(const char *disk);
 /*
+ * The disk's read requests (after merging and splitting: a 1 MiB read may be two) completed since
+ * boot (/sys/block/<disk>/stat, field 0: counted once the request is done, after its bios ended),
+ * and those in flight now (/sys/block/<disk>/inflight: started by the driver, not those still
+ * queued); both need queue/iostats; -1 on error.
+ */
+long long lab_reads_completed(const char *disk);
+long long lab_reads_in_flight(const char *disk);
+/*
  * quiet: stop the periodic flusher and move the dirty limits out of reach, so that only
  * what a test asks for is written back; !quiet: the kernel's defaults again. 0 or -1.
  */

@@ -77,35 +77,6 @@ static int find_disk(const char *want, char *name, size_t size)
 	return ret;
 }
 
-/* The first number of /sys/block/DISK/FILE (inflight, stat: the disk's reads); -1 on error. */
-static long block_reads(const char *disk, const char *file)
-{
-	char path[300];
-	long reads = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/block/%s/%s", disk, file);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &reads) != 1)
-			reads = -1;
-		fclose(f);
-	}
-	return reads;
-}
-
-/* Reads in flight on the disk. */
-static long reads_in_flight(const char *disk)
-{
-	return block_reads(disk, "inflight");
-}
-
-/* Reads the disk completed since boot. */
-static long reads_completed(const char *disk)
-{
-	return block_reads(disk, "stat");
-}
-
 /*
  * Sectors of the WANT the plays' reads ask for that the disk has not read since it had read
  * SECTORS0; -1 when unknown, or when it read more than that (other reads of the disk: nothing
@@ -180,7 +151,7 @@ struct child_report {
 	int64_t bytes;		/* of the read's bytes in its last page, how many it holds */
 };
 
-/* LAB_ODIRECT_LATE: how many of a row's plays are made late (0: none). */
+/* LAB_ODIRECT_LATE: how many of a row's plays are made late (0: none; tests only). */
 static long late_knob(void)
 {
 	const char *v = getenv("LAB_ODIRECT_LATE");
@@ -239,7 +210,7 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 	/* Fork as soon as the disk shows the row's read in flight after the first one. */
 	for (int i = 0; i < 4000 && !rd->done; i++) {
 		if (rd->pre_done) {
-			o->inflight = reads_in_flight(disk);
+			o->inflight = lab_reads_in_flight(disk);
 			if (o->inflight > 0)
 				break;
 		}
@@ -251,17 +222,19 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 			row_fail(rec, "fork");
 			goto out;
 		}
-		o->inflight_after = reads_in_flight(disk);
+		o->inflight_after = lab_reads_in_flight(disk);
 		o->unread_after_fork = unread(disk, sectors0, want);
 	}
 	/*
 	 * LAB_ODIRECT_LATE=N (tests/odirect_replay_test.c): until N of the row's plays were late,
-	 * a play that saw the read in flight waits for it to end before the parent's write, as a
-	 * host that stalls the parent would.
+	 * a forking play that saw the read in flight across its fork waits for it to end before
+	 * the parent's write, as a host that stalls the parent would.
 	 */
-	if (o->late_plays < late_knob())
+	if (r->fork && !r->dontfork && o->inflight > 0 && o->inflight_after > 0 &&
+	    o->late_plays < late_knob()) {
 		while (!rd->done)
 			usleep(1000);
+	}
 	/*
 	 * Whether the read had filled its last page already (loads: the page stays shared and
 	 * write-protected, nothing is copied), and what of both reads the disk had still to read.
@@ -328,10 +301,11 @@ static int play_once(const struct row *r, struct record *rec, const char *disk,
 			*missed = true;
 			o->late_plays++;
 			row_fail(rec, "race not exercised in %lld of %lld plays: the read's data was "
-				 "in its last page before the parent's write (page full before it: %s; "
+				 "in its last page before the parent's write%s (page full before it: %s; "
 				 "sectors unread after fork %lld, before the write %lld, after %lld, of "
 				 "%lld); parent %llx->%llx, child kept %llx",
 				 (long long)o->late_plays, (long long)o->tries,
+				 late_knob() ? ", made late (LAB_ODIRECT_LATE)" : "",
 				 o->filled_before_write ? "yes" : "no", (long long)o->unread_after_fork,
 				 (long long)o->unread_before_write, (long long)o->unread_after_write,
 				 want, (unsigned long long)o->pfn_before,
@@ -399,7 +373,7 @@ struct multi {
 	const char *disk;
 	ssize_t got[READERS];
 	int err[READERS];
-	long completed_base;	/* the disk's completed reads before the round's first reader */
+	long long completed_base; /* the disk's completed reads before the round's first reader */
 };
 
 struct chunk {
@@ -427,11 +401,11 @@ static void *chunk_reader(void *arg)
  * read the other way round, it could count one request twice and see reader k's too early. Up to
  * 2000 polls 1 ms apart. Returns the requests completed in the round when seen, -1 if not.
  */
-static long seen_in_flight(struct multi *m, int k)
+static long long seen_in_flight(struct multi *m, int k)
 {
 	for (int polls = 0; polls < 2000; polls++) {
-		long done = reads_completed(m->disk);
-		long inflight = reads_in_flight(m->disk);
+		long long done = lab_reads_completed(m->disk);
+		long long inflight = lab_reads_in_flight(m->disk);
 
 		if (done >= m->completed_base && inflight >= 0 &&
 		    done - m->completed_base + inflight == k + 1)
@@ -472,7 +446,8 @@ static int play_round(const struct row *r, struct record *rec, struct multi *m, 
 	pthread_t readers[READERS];
 	int started = 0, ret = 0, status = 0;
 	unsigned int forked = 0, counted = 0;
-	long missing = 0, elsewhere = 0, forks = 0, kept = 0, bytes = 0, done;
+	long missing = 0, elsewhere = 0, forks = 0, kept = 0, bytes = 0;
+	long long done;
 	char wsbuf[48], warm[CHUNK] __attribute__((aligned(4096)));
 	pid_t pid, got;
 
@@ -485,22 +460,22 @@ static int play_round(const struct row *r, struct record *rec, struct multi *m, 
 	 * counted; should one still come in, the round proves nothing yet and is played again.
 	 */
 	usleep(1000);
-	done = reads_completed(m->disk);
-	if (done < 0 || reads_in_flight(m->disk) < 0)
+	done = lab_reads_completed(m->disk);
+	if (done < 0 || lab_reads_in_flight(m->disk) < 0)
 		return row_fail(rec, "reading /sys/block/%s/stat and inflight", m->disk);
 	m->completed_base = done + 1;
 	if (pread(m->fd, warm, CHUNK, m->base) != CHUNK)
 		return row_fail(rec, "the O_DIRECT read before the round");
-	for (int polls = 0; polls < 2000 && reads_completed(m->disk) < m->completed_base; polls++)
+	for (int polls = 0; polls < 2000 && lab_reads_completed(m->disk) < m->completed_base; polls++)
 		usleep(1000);
-	if (reads_completed(m->disk) != m->completed_base) {
+	if (lab_reads_completed(m->disk) != m->completed_base) {
 		errno = 0;
 		if (o->tries < MAX_TRIES) {
 			o->tries++;
 			return 0;
 		}
-		return row_fail(rec, "the read before the round made %ld requests, not 1",
-				reads_completed(m->disk) - done);
+		return row_fail(rec, "the read before the round made %lld requests, not 1",
+				lab_reads_completed(m->disk) - done);
 	}
 	for (; started < READERS; started++) {
 		chunks[started] = (struct chunk){ .m = m, .i = started };
@@ -558,14 +533,14 @@ static int play_round(const struct row *r, struct record *rec, struct multi *m, 
 	}
 	/* The last completion counted too (see above), then exactly eight. */
 	for (int polls = 0; polls < 2000; polls++) {
-		done = reads_completed(m->disk) - m->completed_base;
+		done = lab_reads_completed(m->disk) - m->completed_base;
 		if (done >= READERS)
 			break;
 		usleep(1000);
 	}
 	if (done != READERS) {
 		errno = 0;
-		return row_fail(rec, "the round's %d reads made %ld requests: its counts are not the "
+		return row_fail(rec, "the round's %d reads made %lld requests: its counts are not the "
 				"readers'", READERS, done);
 	}
 	/*

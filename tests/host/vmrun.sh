@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# vm/run's guest vCPU slots (VM_SLOTS), which keep make test's side-by-side boots from starving each
-# other, kept honest without a boot. First vm/slots.py, run as vm/run runs it, on slot files of a
-# scratch folder against locks this test holds (flock(1)): a run takes exactly what it wants and
+# vm/run kept honest without a boot. First its guest vCPU slots (VM_SLOTS), which keep make test's
+# side-by-side boots from starving each other: vm/slots.py, run as vm/run runs it, on slot files of
+# a scratch folder against locks this test holds (flock(1)): a run takes exactly what it wants and
 # keeps it after it exits for as long as its caller's descriptors are open, waits while every slot
 # is held, with none of vm/run's other descriptors open, and keeps none of what it wants meanwhile,
 # waits while another run's first mark is locked but looks at no mark when marked first, removes a
 # mark nobody locks, and stops once the vm/run it waits for is gone (ended, or a zombie nobody
-# reaps). Then vm/run itself, in a build folder of its own, with a stand-in for QEMU that looks at
-# the slots: vm/run holds the one it took (and hands QEMU no other), waits for a held one, holds its
-# first mark while it waits and leaves none once QEMU runs, and stops when vm/slots.py fails. A wait
-# is judged once the waiter has said it waits (a whole turn taken); every wait for an answer is
-# bounded (20 s), every vm/run too (60 s). Prints TAP.
+# reaps). Then vm/run itself, in a build folder of its own, with a stand-in for QEMU: vm/run holds
+# the slot it took (and hands QEMU no other), waits for a held one, holds its first mark while it
+# waits and leaves none once QEMU runs, and stops when vm/slots.py fails; it stops a boot that has
+# not reached /init at its deadline (VM_BOOT_TIMEOUT) but not one that has; stopped by SIGINT or
+# SIGTERM, it takes its QEMU with it. A wait is judged once the waiter has said it waits (a whole
+# turn taken); every wait for an answer is bounded (20 s), every vm/run too (60 s). Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
@@ -38,7 +39,7 @@ hold() {
 		flock -n "$1" true || return 0
 		sleep 0.02
 	done
-	echo "slots.sh: could not lock $1" >&2
+	echo "vmrun.sh: could not lock $1" >&2
 	exit 1
 }
 # await_said FILE [WORDS]: until FILE says its run waits (WORDS, default 'waiting for'), at most
@@ -117,7 +118,7 @@ waits() {
 	wait "$waiter" 2>/dev/null || true
 }
 echo "TAP version 13"
-echo "1..13"
+echo "1..17"
 n=0
 verdict() { # ok(0/1) what [diagnostic]
 	n=$((n + 1))
@@ -234,6 +235,12 @@ ln -s "$(readlink -f "${BUILD:-$top/build}/gen_init_cpio")" "$b/gen_init_cpio"
 : >"$b/linux/arch/x86/boot/bzImage"
 cat >"$b/bin/qemu-system-x86_64" <<EOF
 #!/bin/bash
+# \$b/mode: "noinit", a boot that never reaches /init; "init", one that did; each sleeps until
+# killed, its PID in \$b/pid. Otherwise it looks at the slots.
+case \$(cat $b/mode 2>/dev/null) in
+noinit) echo \$\$ >$b/pid; exec sleep 30 ;;
+init) echo \$\$ >$b/pid; echo "dontfork-lab: /init at 0.50 s"; exec sleep 30 ;;
+esac
 for i in 1 2 3; do
 	if [[ ! -e $b/run/slot.\$i ]]; then echo "slot.\$i none"
 	elif flock -n $b/run/slot.\$i true; then echo "slot.\$i free"
@@ -316,3 +323,54 @@ s=$(seen)
 ok=0
 [[ $rc != 0 && $s == nothing* ]] && ok=1
 verdict "$ok" "vm/run whose vm/slots.py fails starts no QEMU and fails" "status $rc; the stand-in found: $s"
+
+# The boot's deadline and vm/run's signals, with the stand-in asleep (one slot, no wait).
+: >"$b/mode"
+echo noinit >"$b/mode"
+SECONDS=0
+vmrun noinit VM_SLOTS=1 VM_BOOT_TIMEOUT=1
+took=$SECONDS
+ok=0
+[[ $rc != 0 && $took -lt 15 ]] && grep -q 'had not reached /init after 1s' "$b/noinit.err" &&
+	! grep -q 'timed out after' "$b/noinit.err" && ok=1
+verdict "$ok" "vm/run stops a boot that has not reached /init at its deadline (VM_BOOT_TIMEOUT), and fails" \
+	"status $rc after $took s: $(tr '\n' '|' <"$b/noinit.err")"
+
+echo init >"$b/mode"
+vmrun booted VM_SLOTS=1 VM_BOOT_TIMEOUT=3 VM_TIMEOUT=6
+ok=0
+grep -q 'timed out after 6s' "$b/booted.err" && ! grep -q 'had not reached /init' "$b/booted.err" && ok=1
+verdict "$ok" "vm/run lets a boot that reached /init run on past its deadline" \
+	"status $rc: $(tr '\n' '|' <"$b/booted.err")"
+
+# stop SIG: vm/run of the stand-in (booted), started with SIGINT's default action (a background
+# job of this shell would ignore it, a terminal's foreground job does not), gets SIG once its
+# QEMU runs: vm/run and the stand-in must be gone within 5 s. Sets ok and diag.
+stop() {
+	local i pid="" runner
+	rm -f "$b/pid"
+	env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_SLOTS=1 \
+		VM_TIMEOUT=20 "$py" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$top/vm/run" --name "stop-$1" -- true >/dev/null 2>"$b/stop-$1.err" &
+	runner=$!
+	for ((i = 0; i < 200; i++)); do
+		[[ -z $pid ]] || break
+		sleep 0.1
+		[[ ! -s $b/pid ]] || pid=$(cat "$b/pid")
+	done
+	kill "-$1" "$runner" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		! kill -0 "$runner" 2>/dev/null && [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && break
+		sleep 0.1
+	done
+	ok=0
+	! kill -0 "$runner" 2>/dev/null && [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && ok=1
+	diag="stand-in ${pid:-never ran}, vm/run $(kill -0 "$runner" 2>/dev/null && echo "still there" || echo gone)"
+	[[ $ok == 1 ]] || kill -9 "$runner" ${pid:+"$pid"} 2>/dev/null || true
+	wait "$runner" 2>/dev/null || true
+}
+stop INT
+verdict "$ok" "vm/run stopped by SIGINT (Ctrl-C) while its QEMU runs takes QEMU with it, within 5 s" "$diag"
+stop TERM
+verdict "$ok" "vm/run stopped by SIGTERM while its QEMU runs takes QEMU with it, within 5 s" "$diag"

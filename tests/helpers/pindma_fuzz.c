@@ -98,6 +98,7 @@ struct thread {
 	unsigned int seed;
 	int id;
 	char *own;	/* OWN_PAGES of its own, MADV_DONTFORK: what the driver sees is checkable */
+	int *wstatus;	/* waitpid()'s status: a page of its own, MADV_DONTFORK (reap()) */
 };
 
 #define OWN_PAGES 4
@@ -455,14 +456,12 @@ static bool vmpin_released(void)
 	return kb == 0 || (kb < 0 && faults);
 }
 
-/* A status no child can end with: reap() lost it. */
-#define STATUS_LOST (-1)
-
 /*
- * Reap the forked child pid into *status; false (a finding) when that fails. Under --faults the
- * status's copy-out may fail with EFAULT after the child was reaped: this thread's stack page,
- * which a fork shares, is copied for the kernel's put_user(), and that allocation is one fault
- * injection may fail. The status is lost then (STATUS_LOST); the child is gone (ECHILD).
+ * Reap the forked child pid into *status; false (a finding) when that fails. The kernel writes the
+ * status with put_user() into t->wstatus, a page populated before make-it-fail was set and kept out
+ * of every fork (MADV_DONTFORK): never write-protected by a fork, so the write needs no copy, no
+ * allocation that --faults could fail. (A status on the thread's stack once came back EFAULT under
+ * faults: the fork had shared that page, and its copy failed.)
  */
 static bool reap(struct thread *t, pid_t pid, int *status)
 {
@@ -470,12 +469,10 @@ static bool reap(struct thread *t, pid_t pid, int *status)
 	pid_t w;
 
 	do {
-		w = waitpid(pid, status, 0);
+		w = waitpid(pid, t->wstatus, 0);
 	} while (w < 0 && errno == EINTR);
-	if (w == pid)
-		return true;
-	if (faults && errno == EFAULT && waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD) {
-		*status = STATUS_LOST;
+	if (w == pid) {
+		*status = *t->wstatus;
 		return true;
 	}
 	snprintf(what, sizeof(what), "waiting for a forked child failed: %s", strerror(errno));
@@ -548,9 +545,7 @@ static void op_fork(struct thread *t)
 	if (mine)
 		check(t, "UNPIN (after fork)", pindma_unpin(t->p->fd, mine), bit(0));
 	/* Only the SIGKILL sent above may end a child other than by its own clean exit. */
-	if (status == STATUS_LOST) {
-		/* Nothing to judge: reaped, its status lost to an injected fault (reap()). */
-	} else if (WIFSIGNALED(status) && !(kill_it && WTERMSIG(status) == SIGKILL)) {
+	if (WIFSIGNALED(status) && !(kill_it && WTERMSIG(status) == SIGKILL)) {
 		fprintf(stderr, "pindma_fuzz: seed %lu proc %d: forked child killed by signal %d\n",
 			t->p->seed, t->p->id, WTERMSIG(status));
 		atomic_store(&t->p->failed, 1);
@@ -590,6 +585,12 @@ static void *thread_main(void *arg)
 		return NULL;
 	}
 	memset(t->own, t->id, OWN_PAGES * LAB_PAGE);
+	t->wstatus = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->wstatus == MAP_FAILED || madvise(t->wstatus, LAB_PAGE, MADV_DONTFORK)) {
+		finding(t, "mapping the thread's status page");
+		return NULL;
+	}
+	*t->wstatus = 0;
 	if (faults && lab_write_str("/proc/thread-self/make-it-fail", "1")) {
 		finding(t, "setting /proc/thread-self/make-it-fail");
 		return NULL;

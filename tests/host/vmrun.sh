@@ -118,7 +118,7 @@ waits() {
 	wait "$waiter" 2>/dev/null || true
 }
 echo "TAP version 13"
-echo "1..17"
+echo "1..18"
 n=0
 verdict() { # ok(0/1) what [diagnostic]
 	n=$((n + 1))
@@ -235,11 +235,18 @@ ln -s "$(readlink -f "${BUILD:-$top/build}/gen_init_cpio")" "$b/gen_init_cpio"
 : >"$b/linux/arch/x86/boot/bzImage"
 cat >"$b/bin/qemu-system-x86_64" <<EOF
 #!/bin/bash
-# \$b/mode: "noinit", a boot that never reaches /init; "init", one that did; each sleeps until
-# killed, its PID in \$b/pid. Otherwise it looks at the slots.
+# \$b/mode: "noinit", a boot that never reaches /init; "init", one that did (\$b/init-line: what
+# guest/init prints); each sleeps until stopped, its PID in \$b/pid. Otherwise it looks at the slots.
 case \$(cat $b/mode 2>/dev/null) in
-noinit) echo \$\$ >$b/pid; exec sleep 30 ;;
-init) echo \$\$ >$b/pid; echo "dontfork-lab: /init at 0.50 s"; exec sleep 30 ;;
+noinit | init)
+	echo \$\$ >$b/pid
+	[[ \$(cat $b/mode) == noinit ]] || echo "\$(cat $b/init-line) 0.50 s"
+	# As QEMU does: a TERM ends it with status 0.
+	sleep 30 &
+	trap 'kill \$! 2>/dev/null; exit 0' TERM
+	wait
+	exit 0
+	;;
 esac
 for i in 1 2 3; do
 	if [[ ! -e $b/run/slot.\$i ]]; then echo "slot.\$i none"
@@ -262,12 +269,12 @@ vmrun() {
 	rm -f "$b/seen"
 	rc=0
 	local cmd=(env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1
-		VM_TIMEOUT=20 "$@" timeout -k 5 60 "$top/vm/run" --name "$name" -- true)
+		VM_TIMEOUT=20 "$@" timeout -k 5 60 "$top/vm/run" --name "$name" ${GDB:+--gdb} -- true)
 	if [[ ${BG:-} == 1 ]]; then
-		"${cmd[@]}" >/dev/null 2>"$b/$name.err" &
+		"${cmd[@]}" >"$b/$name.out" 2>"$b/$name.err" &
 		waiter=$!
 	else
-		"${cmd[@]}" >/dev/null 2>"$b/$name.err" || rc=$?
+		"${cmd[@]}" >"$b/$name.out" 2>"$b/$name.err" || rc=$?
 	fi
 }
 seen() {
@@ -324,31 +331,44 @@ ok=0
 [[ $rc != 0 && $s == nothing* ]] && ok=1
 verdict "$ok" "vm/run whose vm/slots.py fails starts no QEMU and fails" "status $rc; the stand-in found: $s"
 
-# The boot's deadline and vm/run's signals, with the stand-in asleep (one slot, no wait).
-: >"$b/mode"
+# The boot's deadline and vm/run's signals, with the stand-in asleep (one slot, no wait). Its /init
+# line is guest/init's, up to the time, and vm/run's watcher must look for that very text.
+init_line=$(sed -n 's/^echo "\(dontfork-lab: \/init at\) .*/\1/p' "$top/guest/init")
+echo "$init_line" >"$b/init-line"
 echo noinit >"$b/mode"
 SECONDS=0
 vmrun noinit VM_SLOTS=1 VM_BOOT_TIMEOUT=1
 took=$SECONDS
 ok=0
+# QEMU ends with status 0 on its TERM: what a guest that ended lacks is not reported.
 [[ $rc != 0 && $took -lt 15 ]] && grep -q 'had not reached /init after 1s' "$b/noinit.err" &&
-	! grep -q 'timed out after' "$b/noinit.err" && ok=1
+	! grep -qE 'timed out after|without the exit marker|without handing over' "$b/noinit.err" && ok=1
 verdict "$ok" "vm/run stops a boot that has not reached /init at its deadline (VM_BOOT_TIMEOUT), and fails" \
 	"status $rc after $took s: $(tr '\n' '|' <"$b/noinit.err")"
 
 echo init >"$b/mode"
-vmrun booted VM_SLOTS=1 VM_BOOT_TIMEOUT=3 VM_TIMEOUT=6
+vmrun booted VM_SLOTS=1 VM_BOOT_TIMEOUT=6 VM_TIMEOUT=10
 ok=0
-grep -q 'timed out after 6s' "$b/booted.err" && ! grep -q 'had not reached /init' "$b/booted.err" && ok=1
-verdict "$ok" "vm/run lets a boot that reached /init run on past its deadline" \
-	"status $rc: $(tr '\n' '|' <"$b/booted.err")"
+[[ -n $init_line ]] && grep -qF "'$init_line'" "$top/vm/run" && grep -q 'timed out after 10s' "$b/booted.err" &&
+	! grep -q 'had not reached /init' "$b/booted.err" && grep -qF "$init_line 0.50 s" "$b/booted.out" && ok=1
+verdict "$ok" "vm/run lets a boot that reached /init (guest/init's line) run on past its deadline, its console shown" \
+	"guest/init's line: '$init_line'; status $rc: $(tr '\n' '|' <"$b/booted.err"); shown: $(tr '\n' '|' <"$b/booted.out")"
 
-# stop SIG: vm/run of the stand-in (booted), started with SIGINT's default action (a background
-# job of this shell would ignore it, a terminal's foreground job does not), gets SIG once its
-# QEMU runs: vm/run and the stand-in must be gone within 5 s. Sets ok and diag.
+# --gdb: the guest waits for the debugger, not for a deadline.
+echo noinit >"$b/mode"
+GDB=1 vmrun gdb VM_SLOTS=1 VM_BOOT_TIMEOUT=1 VM_TIMEOUT=4
+ok=0
+grep -q 'timed out after 4s' "$b/gdb.err" && ! grep -q 'had not reached /init' "$b/gdb.err" && ok=1
+verdict "$ok" "vm/run --gdb has no boot deadline" "status $rc: $(tr '\n' '|' <"$b/gdb.err")"
+
+# stop SIG STATUS: vm/run of the stand-in (booted), started with SIGINT's default action (a
+# background job of this shell would ignore it, a terminal's foreground job does not), gets SIG
+# once its QEMU runs: vm/run must die of it (STATUS), and nothing of its run be left within 5 s:
+# the stand-in, the deadline's watcher, the console's tail. Sets ok and diag.
 stop() {
-	local i pid="" runner
+	local i pid="" runner st=0 left
 	rm -f "$b/pid"
+	echo init >"$b/mode"
 	env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_SLOTS=1 \
 		VM_TIMEOUT=20 "$py" -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -361,16 +381,26 @@ os.execv(sys.argv[1], sys.argv[1:])' "$top/vm/run" --name "stop-$1" -- true >/de
 	done
 	kill "-$1" "$runner" 2>/dev/null || true
 	for ((i = 0; i < 50; i++)); do
-		! kill -0 "$runner" 2>/dev/null && [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && break
+		left=$(pgrep -f -- "--name stop-$1 " || true)
+		[[ -z $left && -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && break
 		sleep 0.1
 	done
+	wait "$runner" 2>/dev/null || st=$?
+	left=$(pgrep -f -- "--name stop-$1 " | tr '\n' ' ' || true)
 	ok=0
-	! kill -0 "$runner" 2>/dev/null && [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && ok=1
-	diag="stand-in ${pid:-never ran}, vm/run $(kill -0 "$runner" 2>/dev/null && echo "still there" || echo gone)"
-	[[ $ok == 1 ]] || kill -9 "$runner" ${pid:+"$pid"} 2>/dev/null || true
-	wait "$runner" 2>/dev/null || true
+	[[ $st == "$2" && -z $left && -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && ok=1
+	diag="vm/run's status $st; the stand-in ${pid:-never ran}"
+	[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || diag+=" still there"
+	diag+="; left of its run: ${left:-nothing}"
+	if [[ $ok != 1 ]]; then
+		# The stand-in's sleep too: it holds the slot.
+		[[ -z $pid ]] || pkill -9 -P "$pid" 2>/dev/null || true
+		for i in $pid $left; do
+			kill -9 "$i" 2>/dev/null || true
+		done
+	fi
 }
-stop INT
-verdict "$ok" "vm/run stopped by SIGINT (Ctrl-C) while its QEMU runs takes QEMU with it, within 5 s" "$diag"
-stop TERM
-verdict "$ok" "vm/run stopped by SIGTERM while its QEMU runs takes QEMU with it, within 5 s" "$diag"
+stop INT 130
+verdict "$ok" "vm/run stopped by SIGINT (Ctrl-C) while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"
+stop TERM 143
+verdict "$ok" "vm/run stopped by SIGTERM while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"

@@ -567,11 +567,12 @@ sec_kernels() {
 			ok=0
 			# The judge's words go to a file first: grep -q on a pipe stops reading at its first
 			# match, and the judge, still printing, would die of SIGPIPE (pipefail: no verdict).
-			"$py" "$top/tests/ktap.py" data "$plants/len0.data" >"$plants/len0.judged" || true
+			jrc=0
+			"$py" "$top/tests/ktap.py" data "$plants/len0.data" >"$plants/len0.judged" || jrc=$?
 			grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
 				grep -q '^fadvise_test failed' "$plants/len0.judged" && ok=1
 			verdict "WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red" \
-				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/len0.data")"
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; the judge's $jrc; see $plants/len0.data, $plants/len0.judged")"
 			;;
 		gup_fast_race)
 			plant_kernel "$k"

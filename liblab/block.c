@@ -41,19 +41,12 @@ long long lab_reads_completed(const char *disk)
 
 long long lab_reads_in_flight(const char *disk)
 {
-	long long reads = -1;
 	char path[300];
-	FILE *f;
 
 	if (snprintf(path, sizeof(path), "/sys/block/%s/inflight", disk) >= (int)sizeof(path))
 		return -1;
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &reads) != 1)
-		reads = -1;
-	fclose(f);
-	return reads;
+	/* Its first number: reads (the second, writes). */
+	return lab_read_int(path);
 }
 
 int lab_quiet_writeback(bool quiet)

@@ -458,9 +458,9 @@ static bool vmpin_released(void)
 
 /*
  * Reap the forked child pid into *status; false (a finding) when that fails. The kernel writes the
- * status with put_user() into t->wstatus, a page populated before make-it-fail was set and kept out
- * of every fork (MADV_DONTFORK): never write-protected by a fork, so the write needs no copy, no
- * allocation that --faults could fail. (A status on the thread's stack once came back EFAULT under
+ * status with put_user() into t->wstatus, a page populated and locked before make-it-fail was set and
+ * kept out of every fork (MADV_DONTFORK): never write-protected by a fork nor swapped out, so the
+ * write needs no copy, no allocation that --faults could fail. (A status on the thread's stack once came back EFAULT under
  * faults: the fork had shared that page, and its copy failed.)
  */
 static bool reap(struct thread *t, pid_t pid, int *status)
@@ -590,7 +590,12 @@ static void *thread_main(void *arg)
 		finding(t, "mapping the thread's status page");
 		return NULL;
 	}
+	/* Locked too: never swapped out, whose swap-in would be an allocation as well. */
 	*t->wstatus = 0;
+	if (mlock(t->wstatus, LAB_PAGE)) {
+		finding(t, "locking the thread's status page");
+		return NULL;
+	}
 	if (faults && lab_write_str("/proc/thread-self/make-it-fail", "1")) {
 		finding(t, "setting /proc/thread-self/make-it-fail");
 		return NULL;

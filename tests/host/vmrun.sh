@@ -118,7 +118,7 @@ waits() {
 	wait "$waiter" 2>/dev/null || true
 }
 echo "TAP version 13"
-echo "1..18"
+echo "1..19"
 n=0
 verdict() { # ok(0/1) what [diagnostic]
 	n=$((n + 1))
@@ -361,46 +361,64 @@ ok=0
 grep -q 'timed out after 4s' "$b/gdb.err" && ! grep -q 'had not reached /init' "$b/gdb.err" && ok=1
 verdict "$ok" "vm/run --gdb has no boot deadline" "status $rc: $(tr '\n' '|' <"$b/gdb.err")"
 
-# stop SIG STATUS: vm/run of the stand-in (booted), started with SIGINT's default action (a
-# background job of this shell would ignore it, a terminal's foreground job does not), gets SIG
-# once its QEMU runs: vm/run must die of it (STATUS), and nothing of its run be left within 5 s:
-# the stand-in, the deadline's watcher, the console's tail. Sets ok and diag.
+# descendants PID: every process under PID, one per line.
+descendants() {
+	local c
+	for c in $(pgrep -P "$1" || true); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+# stop SIG: vm/run of the stand-in (booted), started by a launcher that restores SIGINT's default
+# action (a background job of this shell would ignore it, a terminal's foreground job does not) and
+# says how vm/run ended, gets SIG once its QEMU runs: vm/run must die of it, and every process
+# under it just before (timeout(1), the stand-in, the deadline's watcher, the console's tail) be
+# gone within 5 s. Sets ok and diag.
 stop() {
-	local i pid="" runner st=0 left
-	rm -f "$b/pid"
+	local i pid="" vmrun="" tree st left=""
+	rm -f "$b/pid" "$b/stop-$1.how"
 	echo init >"$b/mode"
 	env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_SLOTS=1 \
 		VM_TIMEOUT=20 "$py" -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' "$top/vm/run" --name "stop-$1" -- true >/dev/null 2>"$b/stop-$1.err" &
-	runner=$!
+pid = os.fork()
+if not pid:
+    os.execv(sys.argv[2], sys.argv[2:])
+st = os.waitpid(pid, 0)[1]
+with open(sys.argv[1], "w") as f:
+    f.write("signal %d" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else "exit %d" % os.WEXITSTATUS(st))
+' "$b/stop-$1.how" "$top/vm/run" --name "stop-$1-$$" -- true >/dev/null 2>"$b/stop-$1.err" &
+	local launcher=$!
 	for ((i = 0; i < 200; i++)); do
 		[[ -z $pid ]] || break
 		sleep 0.1
 		[[ ! -s $b/pid ]] || pid=$(cat "$b/pid")
 	done
-	kill "-$1" "$runner" 2>/dev/null || true
+	vmrun=$(pgrep -P "$launcher" || true)
+	tree=$(descendants "${vmrun:-$launcher}" | tr '\n' ' ')
+	[[ -z $vmrun ]] || kill "-$1" "$vmrun" 2>/dev/null || true
 	for ((i = 0; i < 50; i++)); do
-		left=$(pgrep -f -- "--name stop-$1 " || true)
-		[[ -z $left && -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && break
+		left=""
+		for p in $vmrun $tree; do
+			! kill -0 "$p" 2>/dev/null || left+="$p "
+		done
+		[[ -n $left ]] || break
 		sleep 0.1
 	done
-	wait "$runner" 2>/dev/null || st=$?
-	left=$(pgrep -f -- "--name stop-$1 " | tr '\n' ' ' || true)
+	# Bounded: a vm/run still there now is a failure, not a wait.
+	for p in $left; do
+		kill -9 "$p" 2>/dev/null || true
+	done
+	wait "$launcher" 2>/dev/null || true
+	st=$(cat "$b/stop-$1.how" 2>/dev/null || echo "not reported")
 	ok=0
-	[[ $st == "$2" && -z $left && -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && ok=1
-	diag="vm/run's status $st; the stand-in ${pid:-never ran}"
-	[[ -z $pid ]] || ! kill -0 "$pid" 2>/dev/null || diag+=" still there"
-	diag+="; left of its run: ${left:-nothing}"
-	if [[ $ok != 1 ]]; then
-		# The stand-in's sleep too: it holds the slot.
-		[[ -z $pid ]] || pkill -9 -P "$pid" 2>/dev/null || true
-		for i in $pid $left; do
-			kill -9 "$i" 2>/dev/null || true
-		done
-	fi
+	[[ -n $pid && $tree == *"$pid "* && $st == "signal $2" && -z $left ]] && ok=1
+	diag="vm/run: ${vmrun:-never seen}, ended by $st; the stand-in ${pid:-never ran}; under vm/run:"
+	diag+=" ${tree:-nothing}; left after 5 s: ${left:-nothing}"
 }
-stop INT 130
+stop INT 2
 verdict "$ok" "vm/run stopped by SIGINT (Ctrl-C) while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"
-stop TERM 143
+stop TERM 15
 verdict "$ok" "vm/run stopped by SIGTERM while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"
+stop HUP 1
+verdict "$ok" "vm/run stopped by SIGHUP while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"

@@ -466,7 +466,8 @@ static int play_round(const struct row *r, struct record *rec, struct multi *m, 
 	m->completed_base = done + 1;
 	if (pread(m->fd, warm, CHUNK, m->base) != CHUNK)
 		return row_fail(rec, "the O_DIRECT read before the round");
-	for (int polls = 0; polls < 2000 && lab_reads_completed(m->disk) < m->completed_base; polls++)
+	for (int polls = 0;
+	     polls < 2000 && lab_reads_completed(m->disk) < m->completed_base; polls++)
 		usleep(1000);
 	if (lab_reads_completed(m->disk) != m->completed_base) {
 		errno = 0;
@@ -540,8 +541,8 @@ static int play_round(const struct row *r, struct record *rec, struct multi *m, 
 	}
 	if (done != READERS) {
 		errno = 0;
-		return row_fail(rec, "the round's %d reads made %lld requests: its counts are not the "
-				"readers'", READERS, done);
+		return row_fail(rec, "the round's %d reads made %lld requests: its counts are "
+				"not the readers'", READERS, done);
 	}
 	/*
 	 * Where bytes can go missing: the tail of a read that a fork followed, the MISALIGN bytes it

@@ -458,10 +458,10 @@ static bool vmpin_released(void)
 
 /*
  * Reap the forked child pid into *status; false (a finding) when that fails. The kernel writes the
- * status with put_user() into t->wstatus, a page populated and locked before make-it-fail was set and
- * kept out of every fork (MADV_DONTFORK): never write-protected by a fork nor swapped out, so the
- * write needs no copy, no allocation that --faults could fail. (A status on the thread's stack once came back EFAULT under
- * faults: the fork had shared that page, and its copy failed.)
+ * status with put_user() into t->wstatus, a page populated and locked before make-it-fail was set
+ * and kept out of every fork (MADV_DONTFORK): never write-protected by a fork nor swapped out, so
+ * the write needs no copy, no allocation that --faults could fail. (A status on the thread's stack
+ * once came back EFAULT under faults: the fork had shared that page, and its copy failed.)
  */
 static bool reap(struct thread *t, pid_t pid, int *status)
 {
@@ -585,7 +585,8 @@ static void *thread_main(void *arg)
 		return NULL;
 	}
 	memset(t->own, t->id, OWN_PAGES * LAB_PAGE);
-	t->wstatus = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	t->wstatus = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
 	if (t->wstatus == MAP_FAILED || madvise(t->wstatus, LAB_PAGE, MADV_DONTFORK)) {
 		finding(t, "mapping the thread's status page");
 		return NULL;

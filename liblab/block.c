@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The guest disk's counters and the writeback knobs the fadvise tests hold still. */
+/*
+ * The guest's disks: their counters, finding one by its serial, and the writeback knobs the fadvise
+ * tests hold still.
+ */
 #include "lab.h"
 
+#include <dirent.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The Nth number (0-based, 0 to 6) of /sys/block/DISK/stat, or -1. */
 static long long stat_field(const char *disk, int n)
@@ -34,19 +39,32 @@ long long lab_sectors_written(const char *disk)
 	return stat_field(disk, 6);
 }
 
-long long lab_reads_completed(const char *disk)
+int lab_disk_by_serial(const char *serial, char *name, size_t size)
 {
-	return stat_field(disk, 0);
-}
+	char path[300], got[64];
+	struct dirent *d;
+	DIR *dir = opendir("/sys/block");
+	int ret = -1;
 
-long long lab_reads_in_flight(const char *disk)
-{
-	char path[300];
+	while (dir && ret && (d = readdir(dir))) {
+		FILE *f;
 
-	if (snprintf(path, sizeof(path), "/sys/block/%s/inflight", disk) >= (int)sizeof(path))
-		return -1;
-	/* Its first number: reads (the second, writes). */
-	return lab_read_int(path);
+		snprintf(path, sizeof(path), "/sys/block/%s/serial", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(got, sizeof(got), f)) {
+			got[strcspn(got, "\n")] = 0;
+			if (!strcmp(got, serial) && strlen(d->d_name) < size) {
+				snprintf(name, size, "%s", d->d_name);
+				ret = 0;
+			}
+		}
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return ret;
 }
 
 int lab_quiet_writeback(bool quiet)

@@ -158,23 +158,86 @@ int lab_referenced_pages(char *buf, size_t len);
  */
 long long lab_sectors_read(const char *disk);
 long long lab_sectors_written(const char *disk);
-/*
- * The disk's read requests (after merging and splitting: a 1 MiB read may be two) completed since
- * boot (/sys/block/<disk>/stat, field 0: counted once the request is done, after its bios ended),
- * and those in flight now (/sys/block/<disk>/inflight: started by the driver, not those still
- * queued); both need queue/iostats; -1 on error.
- */
-long long lab_reads_completed(const char *disk);
-long long lab_reads_in_flight(const char *disk);
+/* The disk (vdX) whose virtio serial is serial, into name: 0, or -1 when none has it. */
+int lab_disk_by_serial(const char *serial, char *name, size_t size);
 /*
  * quiet: stop the periodic flusher and move the dirty limits out of reach, so that only
  * what a test asks for is written back; !quiet: the kernel's defaults again. 0 or -1.
  */
 int lab_quiet_writeback(bool quiet);
 
+/* gate.c: I/O held in flight until the test lets it go (device-mapper) */
+
+struct lab_gate {
+	char name[48];		/* its device-mapper name */
+	char path[80];		/* its block device node, /dev/mapper/NAME */
+	dev_t dev;
+};
+/* Sectors [start, start + len) of the block device dev, at sector at of the gate. */
+struct lab_gate_part {
+	const char *dev;
+	unsigned long long at, start, len;
+};
+/* The size of a block device in 512-byte sectors; 0 or -1. */
+int lab_disk_sectors(const char *path, unsigned long long *sectors);
+/* A gate named name over the parts, read-only when ro, open (I/O passes); 0, or -1 with errno. */
+int lab_gate_make(struct lab_gate *g, const char *name, const struct lab_gate_part *parts,
+		  unsigned int n, bool ro);
+/* A gate over the whole of the block device disk (e.g. "/dev/vda"). */
+int lab_gate_disk(struct lab_gate *g, const char *name, const char *disk, bool ro);
+/* The gate another program made, by name. */
+int lab_gate_find(struct lab_gate *g, const char *name);
+/*
+ * Hold: the I/O in flight is waited for, then every bio submitted to the gate waits in it until
+ * lab_gate_release(). Release: the held bios go on. 0, or -1 with errno.
+ */
+int lab_gate_hold(struct lab_gate *g);
+int lab_gate_release(struct lab_gate *g);
+/* Whether it holds: 1, 0, or -1. */
+int lab_gate_held(struct lab_gate *g);
+/* Release and remove it; safe to repeat. */
+int lab_gate_remove(struct lab_gate *g);
+/*
+ * Whether thread tid of this process sleeps (state D) in one of the kernel functions fns (a NULL-
+ * terminated list), by the innermost frames of its kernel stack: 1, 0, or -1.
+ */
+int lab_thread_waits_in(pid_t tid, const char *const *fns);
+/*
+ * Wait until thread tid is seen sleeping in one of fns (1), or *done is true (0); -1 on error,
+ * or ETIMEDOUT after 120 s (a thread that never gets there: a hang guard, not a window).
+ */
+int lab_wait_thread_in(pid_t tid, const char *const *fns, const volatile bool *done);
+/*
+ * Where the kernel waits for the bios a direct read submitted: a block device's (one bio, or
+ * several) and iomap's (ext4), on 6.1 and 6.12.
+ */
+#define LAB_WAITS_FOR_BIO ((const char *const[]){ "submit_bio_wait", "__blkdev_direct_IO", \
+	"__iomap_dio_rw", NULL })
+/* Where it waits for a page's writeback to end. */
+#define LAB_WAITS_FOR_WRITEBACK ((const char *const[]){ "folio_wait_writeback", NULL })
+
+/* trace.c: a tracefs instance of the caller's own, the kernel's events its oracle */
+
+/* Make the instance named name (removing a stale one); its path into inst. 0, or -1 with errno. */
+int lab_trace_make(char *inst, size_t size, const char *name);
+/* Write value to file of the instance (e.g. "events/swiotlb/swiotlb_bounced/enable"); 0 or -1. */
+int lab_trace_set(const char *inst, const char *file, const char *value);
+/* Remove it (its events go with it). */
+void lab_trace_remove(const char *inst);
+
 /* pci.c */
 
 /* The sysfs folder of the first PCI device with this vendor:device, or false. */
 bool lab_pci_find(unsigned int vendor, unsigned int device, char *path, size_t size);
+/* QEMU's edu device. */
+#define LAB_EDU_VENDOR 0x1234
+#define LAB_EDU_DEVICE 0x11e8
+/*
+ * The kernel's count of edu's interrupts (/proc/interrupts, its MSI vectors): one per transfer it
+ * made. -1 when there is no edu or no vector.
+ */
+long long lab_edu_irqs(void);
+/* edu's DMA source, destination and count registers, read from its BAR (sysfs resource0); 0/-1. */
+int lab_edu_dma_regs(uint64_t *src, uint64_t *dst, uint64_t *count);
 
 #endif

@@ -29,30 +29,9 @@ LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-$LAB_KERNEL.tar.xz}
 # path, not found on PATH: a version manager's shim first on PATH (pyenv's) cost 80 ms of CPU at
 # each start, against 16 ms, and make test starts Python about a hundred times (two per boot).
 LAB_PYTHON=${LAB_PYTHON:-/usr/bin/python3}
-# The lab's disk for make test and make demo writes at 8 MiB/s (QEMU's throttling), so that I/O stays
-# in flight long enough to be seen: an emulated disk otherwise completes a write as it is submitted.
-# The debug kernel (KASAN under TCG) takes about as long to submit 8 MiB as the disk to write it, and
-# a test then found nothing left in flight to wait for: slower there.
-LAB_SLOW_DISK=throttling.bps-write=$((8 << 20))
-# 2 MiB/s was not enough for the fadvise rows when the host was busy: 1 MiB/s there.
-[[ $LAB_FLAVOUR == normal ]] || LAB_SLOW_DISK=throttling.bps-write=$((1 << 20))
-# The fadvise tests' own disk (tests/run-all's io guest, and the plant of 0001's len-0 bug) writes at
-# 4 MiB/s: 8 MiB then stays in flight for 2 s, not 1 (at 2 MiB/s fadvise_test took 83 s, not 22).
-# Beside the plants' and the other guests' boots, a guest once stalled until the last pages of 8 MiB
-# at 8 MiB/s were written, between a call and the page states read after it: what the call left in
-# flight was no longer seen (the len-0 plant stayed green). The debug kernel's 1 MiB/s is slower.
-LAB_SLOWER_DISK=throttling.bps-write=$((4 << 20))
-[[ $LAB_FLAVOUR == normal ]] || LAB_SLOWER_DISK=$LAB_SLOW_DISK
-# The O_DIRECT rows' disk: read-only, found by its serial, reads at 1 MiB/s so that a read of 1 MiB
-# stays in flight for about a second.
-LAB_ODIRECT_DISK=serial=odirect,readonly=on,throttling.bps-read=$((1 << 20))
-# The same image again for the 2009 report's rows (eight page-sized reads sharing pages): four reads a
-# second, so that each read stays in flight while the process forks and the next reader takes its pages.
-LAB_ODIRECT_IOPS_DISK=serial=odirect-iops,readonly=on,throttling.iops-read=4
-# The debug kernel forks several times slower: at four reads a second the readers were all done before
-# a fork came in a read's window (odirect-multi rows "could not run", seen with the forking thread
-# before 2b2d239): one there.
-[[ $LAB_FLAVOUR == normal ]] || LAB_ODIRECT_IOPS_DISK=serial=odirect-iops,readonly=on,throttling.iops-read=1
+# The O_DIRECT rows' disk: read-only, found by its serial. The rows hold their reads in flight with
+# a gate of their own over it (liblab/gate.c), not with a throttle: no host load outlasts a gate.
+LAB_ODIRECT_DISK=serial=odirect,readonly=on
 
 # The kernel registry: a kernel is named by its folder kernel-patches/<version>/ (its series, its
 # patches); deps, CI, the docs' kernels table and the guest's expectation table follow from it

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Playing a fadvise row: a fresh 8 MiB file on the guest's slow disk (/mnt/disk, 8 MiB/s writes),
- * allocated and on disk first, dirtied through a shared mapping; then the row's call, with the
- * range's pages (kpageflags), meminfo and the disk's written sectors sampled right before and right
- * after it. The periodic flusher is stopped from the first row to the demo's end, so that only the
- * calls start write-out; each row holds the writeback lock.
+ * Playing a fadvise row: a fresh 8 MiB file on the guest's disk (/mnt/disk), allocated and on disk
+ * first, dirtied through a shared mapping; then the row's call, made while the disk's gate
+ * (liblab/gate.c, "lab-disk", which guest/init mounts /mnt/disk through) holds every write the
+ * call starts. What the call leaves is read from the range's pages (kpageflags) as it returns, or
+ * once it is seen waiting for the held write-out: no host load can end that write-out before it
+ * is looked at. Then the gate lets it go. The periodic flusher is stopped from the first row to
+ * the demo's end, so that only the calls start write-out; each row holds the writeback lock.
  */
 #define _GNU_SOURCE
 #include "linux_fadvise.h"
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -20,14 +23,6 @@
 
 #define SIZE (8 * 1024 * 1024UL)
 #define NPAGES (SIZE / LAB_PAGE)
-#define TRIES 3
-/*
- * A call that only starts write-out, played again when the disk had it all written before the
- * page states were read (a vCPU held off the host's cores for a second): on one vCPU beside three
- * busy guests, async-write missed three plays in a row once in about 20 warm runs. A kernel whose
- * call writes it all itself shows WRITTEN in every play, and the row still fails.
- */
-#define PLAYS 5
 
 struct sample {
 	int dirty, writeback;
@@ -35,11 +30,6 @@ struct sample {
 	long long sectors;
 };
 
-/*
- * The disk's sectors first: they say what it had written when the call returned. Read after the
- * 2048 pages' flags, they counted whatever it wrote while those were read (a second, beside two
- * other guests on two cores: seen as a row IN FLIGHT by its flags whose disk had "written it all").
- */
 static int sample(struct record *rec, const char *map, struct sample *s)
 {
 	errno = 0;
@@ -52,81 +42,123 @@ static int sample(struct record *rec, const char *map, struct sample *s)
 	return 0;
 }
 
-static int call(enum fadvise_how how, int fd, char *map)
+/* The row's call, in a thread of its own: it may wait for the write-out the gate holds. */
+struct call {
+	enum fadvise_how how;
+	int fd;
+	char *map;
+	int ret, err;
+	atomic_int tid;
+	volatile bool done;
+};
+
+static void *call_main(void *arg)
 {
-	switch (how) {
+	struct call *c = arg;
+	int fd = c->fd;
+
+	atomic_store(&c->tid, gettid());
+	switch (c->how) {
 	case FADV_ASYNC_WRITE:
-		return posix_fadvise(fd, 0, SIZE, LINUX_FADV_ASYNC_WRITE);
+		c->ret = posix_fadvise(fd, 0, SIZE, LINUX_FADV_ASYNC_WRITE);
+		break;
 	case FADV_WRITE_WAIT:
-		return posix_fadvise(fd, 0, SIZE, LINUX_FADV_WRITE_WAIT);
+		c->ret = posix_fadvise(fd, 0, SIZE, LINUX_FADV_WRITE_WAIT);
+		break;
 	case FADV_WAIT_WRITE_WAIT:
-		return posix_fadvise(fd, 0, SIZE, LINUX_FADV_WRITE_WAIT) ||
-		       posix_fadvise(fd, 0, SIZE, LINUX_FADV_ASYNC_WRITE) ||
-		       posix_fadvise(fd, 0, SIZE, LINUX_FADV_WRITE_WAIT);
+		c->ret = posix_fadvise(fd, 0, SIZE, LINUX_FADV_WRITE_WAIT);
+		if (!c->ret)
+			c->ret = posix_fadvise(fd, 0, SIZE, LINUX_FADV_ASYNC_WRITE);
+		if (!c->ret)
+			c->ret = posix_fadvise(fd, 0, SIZE, LINUX_FADV_WRITE_WAIT);
+		break;
 	case FADV_SYNC_FILE_RANGE:
-		return sync_file_range(fd, 0, SIZE, SYNC_FILE_RANGE_WRITE);
+		c->ret = sync_file_range(fd, 0, SIZE, SYNC_FILE_RANGE_WRITE);
+		break;
 	case FADV_MSYNC_ASYNC:
-		return msync(map, SIZE, MS_ASYNC);
+		c->ret = msync(c->map, SIZE, MS_ASYNC);
+		break;
 	default:
-		return 0;
+		c->ret = 0;
 	}
+	c->err = errno;
+	c->done = true;
+	return NULL;
 }
 
 /*
- * Dirty every page of the range, none under writeback: the stage every row needs. Until it holds
- * (a page can still be in flight from the file's first fsync), up to TRIES times.
+ * Every page of the range dirty, none under writeback: the stage every row needs. fsync() waited
+ * for the file's earlier write-out, so a page still in flight is a finding, not a wait.
  */
 static int dirty_all(struct record *rec, char *map, struct sample *before)
 {
-	struct fadvise_obs *o = &rec->fadvise;
-
-	for (o->tries = 1; o->tries <= TRIES; o->tries++) {
-		memset(map, 'a' + (int)o->tries, SIZE);
-		if (sample(rec, map, before))
-			return -1;
-		if (before->dirty == (int)NPAGES && !before->writeback)
-			return 0;
-		usleep(200 * 1000);
-	}
-	o->tries = TRIES;
+	memset(map, 'a', SIZE);
+	if (sample(rec, map, before))
+		return -1;
+	if (before->dirty == (int)NPAGES && !before->writeback)
+		return 0;
 	errno = 0;
-	return row_fail(rec, "after %d tries %d of %lu pages dirty and %d in flight before the call",
-			TRIES, before->dirty, NPAGES, before->writeback);
+	return row_fail(rec, "%d of %lu pages dirty and %d in flight before the call",
+			before->dirty, NPAGES, before->writeback);
 }
 
-static int play_file(const struct row *r, struct record *rec, int fd, char *map)
+static int play_file(const struct row *r, struct record *rec, int fd, char *map,
+		     struct lab_gate *gate)
 {
 	struct fadvise_obs *o = &rec->fadvise;
-	enum fadvise_how how = r->fadvise.how;
-	/* A call that only starts write-out can find it done on a disk that kept up: played again. */
-	bool starts = how == FADV_ASYNC_WRITE || how == FADV_SYNC_FILE_RANGE;
-	struct timespec t0, t1;
-	struct sample a, b;
+	struct call c = { .how = r->fadvise.how, .fd = fd, .map = map };
+	struct sample a, b, after;
+	pthread_t t;
+	int seen, tid, ret = -1;
 
-	for (int play = 1; play <= PLAYS; play++) {
-		if (dirty_all(rec, map, &a))
-			return -1;
-		o->dirty_before = a.dirty;
-		o->wb_before = a.writeback;
-		o->dirty_kb_before = a.dirty_kb;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		errno = 0;
-		if (call(how, fd, map))
-			return row_fail(rec, "%s", r->title);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (sample(rec, map, &b))
-			return -1;
-		o->dirty_after = b.dirty;
-		o->wb_after = b.writeback;
-		o->dirty_kb_after = b.dirty_kb;
-		o->sectors = b.sectors - a.sectors;
-		o->took_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-		if (fsync(fd))
-			return row_fail(rec, "fsync after the call");
-		if (!starts || b.dirty || b.writeback)
-			return 0;
+	if (dirty_all(rec, map, &a))
+		return -1;
+	o->dirty_before = a.dirty;
+	o->wb_before = a.writeback;
+	o->dirty_kb_before = a.dirty_kb;
+	if (lab_gate_hold(gate))
+		return row_fail(rec, "holding the disk's gate");
+	if (sample(rec, map, &a))
+		goto release;
+	errno = pthread_create(&t, NULL, call_main, &c);
+	if (errno) {
+		row_fail(rec, "starting the call");
+		goto release;
 	}
-	return 0;
+	while (!(tid = atomic_load(&c.tid)))
+		sched_yield();
+	seen = lab_wait_thread_in(tid, LAB_WAITS_FOR_WRITEBACK, &c.done);
+	if (seen >= 0 && !sample(rec, map, &b)) {
+		o->waited = seen == 1;
+		o->dirty_held = b.dirty;
+		o->wb_held = b.writeback;
+		o->dirty_kb_held = b.dirty_kb;
+		o->sectors_held = b.sectors - a.sectors;
+		ret = 0;
+	} else if (seen < 0) {
+		row_fail(rec, "watching the call wait");
+	}
+	if (lab_gate_release(gate) && !ret)
+		ret = row_fail(rec, "releasing the disk's gate");
+	pthread_join(t, NULL);
+	if (!ret && c.ret) {
+		errno = c.how == FADV_MSYNC_ASYNC || c.how == FADV_SYNC_FILE_RANGE ? c.err : c.ret;
+		ret = row_fail(rec, "%s", r->title);
+	}
+	/* A call that waited is over only once its write-out is: what it left, then. */
+	if (!ret && o->waited) {
+		if (sample(rec, map, &after))
+			ret = -1;
+		o->dirty_after = after.dirty;
+		o->wb_after = after.writeback;
+		o->sectors_after = after.sectors - a.sectors;
+	}
+	if (fsync(fd) && !ret)
+		ret = row_fail(rec, "fsync after the call");
+	return ret;
+release:
+	lab_gate_release(gate);
+	return -1;
 }
 
 /* The file's 8 MiB, written once, so that the rows only overwrite data in place. */
@@ -155,17 +187,20 @@ static void __attribute__((destructor)) flusher_back_on(void)
 int play_fadvise(const struct row *r, const char *engine, struct record *rec)
 {
 	struct fadvise_obs *o = &rec->fadvise;
+	struct lab_gate gate;
 	char path[64];
 	int lock, fd = -1, ret = -1;
 	char *map = MAP_FAILED;
 
 	(void)engine;
 	/* Nothing read yet: printed as "-", never as a number. */
-	o->dirty_before = o->dirty_after = o->wb_before = o->wb_after = -1;
-	o->dirty_kb_before = o->dirty_kb_after = o->sectors = -1;
-	o->took_ms = -1;
+	o->dirty_before = o->dirty_held = o->dirty_after = -1;
+	o->wb_before = o->wb_held = o->wb_after = -1;
+	o->dirty_kb_before = o->dirty_kb_held = o->sectors_held = o->sectors_after = -1;
 	if (lab_sectors_written("vda") < 0)
 		return errno = 0, row_fail(rec, "no /dev/vda (vm/run --disk)");
+	if (lab_gate_find(&gate, "lab-disk"))
+		return row_fail(rec, "no gate lab-disk under /mnt/disk (guest/init makes it)");
 	lock = lab_lock(LAB_LOCK_WRITEBACK, true);
 	if (lock < 0)
 		return row_fail(rec, "locking writeback%s", errno == ETIMEDOUT ?
@@ -191,7 +226,7 @@ int play_fadvise(const struct row *r, const char *engine, struct record *rec)
 		row_fail(rec, "mmap");
 		goto out;
 	}
-	ret = play_file(r, rec, fd, map);
+	ret = play_file(r, rec, fd, map, &gate);
 out:
 	if (map != MAP_FAILED)
 		munmap(map, SIZE);

@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include "linux_fadvise.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,26 +24,11 @@
 /* /dev/vdX of the disk whose serial is "eio", or "" when there is none. */
 static void find_eio_disk(char *dev, size_t size)
 {
-	struct dirent *d;
-	char path[300], serial[32];
-	DIR *dir = opendir("/sys/block");
+	char name[32];
 
 	dev[0] = 0;
-	while (dir && (d = readdir(dir))) {
-		FILE *f;
-
-		if (strncmp(d->d_name, "vd", 2))
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/serial", d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(serial, sizeof(serial), f) && !strncmp(serial, "eio", 3))
-			snprintf(dev, size, "/dev/%s", d->d_name);
-		fclose(f);
-	}
-	if (dir)
-		closedir(dir);
+	if (!lab_disk_by_serial("eio", name, sizeof(name)))
+		snprintf(dev, size, "/dev/%s", name);
 }
 
 TEST(write_wait_reports_eio_once_per_file)

@@ -16,7 +16,6 @@
  */
 #define _GNU_SOURCE
 #include "linux_fadvise.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -56,29 +55,12 @@ static int die(const char *what)
 /* /dev/vdX of the virtio disk with this serial, or -1. */
 static int find_disk(const char *want, char *dev, size_t size)
 {
-	struct dirent *d;
-	char path[300], serial[32];
-	DIR *dir = opendir("/sys/block");
-	int ret = -1;
+	char name[32];
 
-	while (dir && (d = readdir(dir))) {
-		FILE *f;
-
-		if (strncmp(d->d_name, "vd", 2))
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/serial", d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(serial, sizeof(serial), f) && !strncmp(serial, want, strlen(want))) {
-			snprintf(dev, size, "/dev/%s", d->d_name);
-			ret = 0;
-		}
-		fclose(f);
-	}
-	if (dir)
-		closedir(dir);
-	return ret;
+	if (lab_disk_by_serial(want, name, sizeof(name)))
+		return -1;
+	snprintf(dev, size, "/dev/%s", name);
+	return 0;
 }
 
 static int copy_image(const char *from, const char *to)

@@ -28,11 +28,11 @@ test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
 demo: guest
-	vm/run --name demo --disk $(BUILD)/disk.img,slow --disk $(BUILD)/odirect.img,odirect --disk $(BUILD)/odirect.img,odirect-iops -- /lab/guest/demo
+	vm/run --name demo --disk $(BUILD)/disk.img --disk $(BUILD)/odirect.img,odirect -- /lab/guest/demo
 
 # The demo under QEMU's gdb stub: the guest waits for gdb, attached with the command vm/run prints.
 gdb: guest
-	vm/run --gdb --name gdb --disk $(BUILD)/disk.img,slow --disk $(BUILD)/odirect.img,odirect --disk $(BUILD)/odirect.img,odirect-iops -- /lab/guest/demo
+	vm/run --gdb --name gdb --disk $(BUILD)/disk.img --disk $(BUILD)/odirect.img,odirect -- /lab/guest/demo
 
 # The long fuzz run: FUZZ_OPS operations (default a million), FUZZ_SEED to replay a seed.
 FUZZ_OPS ?= 1000000

@@ -7,28 +7,16 @@
 
 #include "row.h"
 
-bool odirect_play_late(const struct odirect_obs *o)
-{
-	return !o->missing && o->child_has_data && o->pfn_after != o->pfn_before &&
-	       o->pfn_child == o->pfn_before;
-}
-
 static const char *odirect_verdict(const struct record *rec, char *why, size_t n)
 {
 	const struct odirect_obs *o = &rec->odirect;
 
-	if (rec->row->odirect.multi) {
-		/* A round with no fork that could break a read's copy-on-write proves nothing. */
-		if (!o->rounds || o->forkless_rounds)
-			return snprintf(why, n, "%lld of %lld rounds had no fork with a read in flight "
-				       "across the next reader's GUP (%lld bytes missing)",
-				       (long long)o->forkless_rounds, (long long)o->rounds,
-				       (long long)o->missing), NULL;
-		if (o->stale_rounds)
-			return "ORPHANED";
-		return o->missing ? (snprintf(why, n, "bytes missing in no round?"), NULL) :
-		       "COHERENT";
-	}
+	/* A read that was not held in flight across the fork proves nothing. */
+	if (!o->held || o->done_while_held)
+		return snprintf(why, n, "%s", o->held ? "a read ended while the gate held the disk" :
+				"no read was seen held in flight"), NULL;
+	if (rec->row->odirect.multi)
+		return o->missing ? "ORPHANED" : "COHERENT";
 	if (!o->pfn_before || !o->pfn_after)
 		return snprintf(why, n, "the parent's page was not present"), NULL;
 	if (!o->missing && o->pfn_after == o->pfn_before)
@@ -36,14 +24,12 @@ static const char *odirect_verdict(const struct record *rec, char *why, size_t n
 	/* The read's bytes went somewhere: into the page the child kept. */
 	if (o->missing && o->child_has_data && o->pfn_after != o->pfn_before)
 		return "ORPHANED";
-	snprintf(why, n, "%s: %lld bytes missing, child %llx %s them, parent %llx->%llx, "
-		 "sectors unread before the parent's write %lld",
+	snprintf(why, n, "%s: %lld bytes missing, child %llx %s them, parent %llx->%llx",
 		 o->pfn_after != o->pfn_before && o->pfn_child && o->pfn_child != o->pfn_before ?
 		 "the parent moved, but the child's page is not the one the read filled" :
 		 "no race the row knows", (long long)o->missing,
 		 (unsigned long long)o->pfn_child, o->child_has_data ? "has" : "lacks",
-		 (unsigned long long)o->pfn_before, (unsigned long long)o->pfn_after,
-		 (long long)o->unread_before_write);
+		 (unsigned long long)o->pfn_before, (unsigned long long)o->pfn_after);
 	return NULL;
 }
 
@@ -54,30 +40,20 @@ static unsigned int odirect_checks(const struct record *rec, struct check *c)
 	bool orphaned = !strcmp(rec->observed, "ORPHANED");
 	unsigned int k = 0;
 
+	CHECK(o->held && !o->done_while_held, "every read was held in flight until the gate let it go");
 	if (r->odirect.multi) {
-		CHECK(o->rounds > 0 && !o->forkless_rounds,
-		      "a fork with a read in flight across the next reader's GUP, every round");
-		if (r->odirect.aligned || r->dontfork)
-			CHECK(!o->stale_rounds, "no round missed a byte");
+		CHECK(o->forks == 7, "a fork between each held read and the next reader");
 		CHECK(!o->missing_elsewhere, "no byte missing but in the tail of a read a fork followed");
 		if (orphaned)
-			CHECK(!o->tails_kept, "every counted fork cost its read's tail");
+			CHECK(o->missing == o->tails_lost * 512,
+			      "only whole tails are missing, each the tail of a read a fork followed");
+		if (r->odirect.aligned || r->dontfork)
+			CHECK(!o->missing, "no byte missing");
 		return k;
 	}
-	CHECK(o->inflight > 0, "the read was in flight before the fork");
-	if (r->fork)
-		CHECK(o->inflight_after > 0, "and still once fork() returned");
-	/* The disk's count only grows: what was unread can only shrink from sample to sample. */
-	if (o->unread_after_fork >= 0 && o->unread_before_write >= 0 && o->unread_after_write >= 0)
-		CHECK(o->unread_after_fork >= o->unread_before_write &&
-		      o->unread_before_write >= o->unread_after_write,
-		      "the sectors unread shrink from the fork to the write and after it");
 	if (orphaned) {
 		CHECK(o->missing == 2048, "the read's bytes in its last page are missing");
 		CHECK(o->pfn_child == o->pfn_before, "the child kept the page the read went to");
-		/* The copy lacks them: they were not in the page, nor counted read, before the write. */
-		CHECK(!o->filled_before_write && o->unread_before_write,
-		      "the read had filled neither its last page nor the disk's count before the write");
 	} else {
 		CHECK(!o->missing, "every byte arrived");
 	}
@@ -88,10 +64,11 @@ static unsigned int odirect_checks(const struct record *rec, struct check *c)
 
 static void odirect_header(FILE *f)
 {
-	fprintf(f, "one reader: a 1 MiB - 2 KiB read of the odirect disk (1 MiB/s), PFNs of its last "
-		"page in hex; 8 readers: one page each, a fork after each request, on the odirect-iops "
-		"disk\n");
-	fprintf(f, "%2s %-32s %-9s %-19s %-9s %-13s %-10s %-8s %-8s\n", "#", "row", "in flight",
+	fprintf(f, "reads held in flight by a gate on the odirect disk until the fork and the "
+		"parent's write are done; one reader: a 1 MiB - 2 KiB read, PFNs of its last page in "
+		"hex; 8 readers: one page each, a fork after each request, the tails of reads the parent "
+		"lacks\n");
+	fprintf(f, "%2s %-32s %-9s %-19s %-9s %-13s %-10s %-8s %-8s\n", "#", "row", "held",
 		"parent pfn", "child pfn", "bytes missing", "child got", "observed", "expected");
 }
 
@@ -101,13 +78,11 @@ static void odirect_line(FILE *f, unsigned int i, const struct record *rec)
 	const struct row *r = rec->row;
 	char par[40], chi[24] = "-", got[24] = "-", fl[16];
 
+	snprintf(fl, sizeof(fl), "%s", o->held ? "yes" : "no");
 	if (r->odirect.multi) {
-		snprintf(fl, sizeof(fl), "%lld forks", (long long)o->forks);
-		snprintf(par, sizeof(par), "-");
-		snprintf(got, sizeof(got), "%lld/%lld stale", (long long)o->stale_rounds,
-			 (long long)o->rounds);
+		snprintf(par, sizeof(par), "%lld forks", (long long)o->forks);
+		snprintf(got, sizeof(got), "%lld tails", (long long)o->tails_lost);
 	} else {
-		snprintf(fl, sizeof(fl), "%lld", (long long)o->inflight);
 		snprintf(par, sizeof(par), "%llx->%llx", (unsigned long long)o->pfn_before,
 			 (unsigned long long)o->pfn_after);
 		if (r->fork) {

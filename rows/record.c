@@ -10,7 +10,7 @@
 
 #include "row.h"
 
-enum ftype { F_U64, F_I64, F_U32, F_BOOL, F_STR, F_DOUBLE };
+enum ftype { F_U64, F_I64, F_U32, F_BOOL, F_STR };
 
 struct field {
 	const char *name;
@@ -34,7 +34,8 @@ static const struct field pindma_fields[] = {
 	P(F_U64, drv_after), P(F_U64, par_after), P(F_U64, child_after),
 	P(F_BOOL, control_moved), P(F_BOOL, device_write_seen), P(F_BOOL, parent_write_seen),
 	P(F_BOOL, device_reads_own), P(F_BOOL, child_has_range), P(F_BOOL, child_prefork),
-	P(F_STR, child_sees), P(F_U32, engine), P(F_BOOL, thp), P(F_BOOL, hugetlb),
+	P(F_STR, child_sees), P(F_U32, engine), P(F_I64, edu_irqs), P(F_U64, edu_dst_pfn),
+	P(F_BOOL, thp), P(F_BOOL, hugetlb),
 	{ NULL },
 };
 
@@ -51,20 +52,17 @@ static const struct field iouring_fields[] = {
 };
 
 static const struct field odirect_fields[] = {
-	O(F_U64, pfn_before), O(F_U64, pfn_after), O(F_U64, pfn_child), O(F_I64, inflight),
-	O(F_I64, inflight_after), O(F_I64, unread_after_fork),
-	O(F_I64, unread_before_write), O(F_I64, unread_after_write), O(F_BOOL, filled_before_write),
-	O(F_I64, late_plays), O(F_I64, tries), O(F_I64, missing), O(F_I64, read_bytes),
-	O(F_BOOL, child_has_data), O(F_I64, forks), O(F_I64, rounds), O(F_I64, stale_rounds),
-	O(F_I64, forkless_rounds), O(F_I64, missing_elsewhere),
-	O(F_I64, tails_kept),
+	O(F_U64, pfn_before), O(F_U64, pfn_after), O(F_U64, pfn_child), O(F_BOOL, held),
+	O(F_BOOL, done_while_held), O(F_I64, missing), O(F_I64, read_bytes),
+	O(F_BOOL, child_has_data), O(F_I64, forks), O(F_I64, missing_elsewhere),
+	O(F_I64, tails_lost),
 	{ NULL },
 };
 
 static const struct field fadvise_fields[] = {
-	A(F_I64, dirty_before), A(F_I64, dirty_after), A(F_I64, wb_before), A(F_I64, wb_after),
-	A(F_I64, dirty_kb_before), A(F_I64, dirty_kb_after), A(F_I64, sectors),
-	A(F_DOUBLE, took_ms), A(F_I64, tries),
+	A(F_I64, dirty_before), A(F_I64, wb_before), A(F_I64, dirty_kb_before),
+	A(F_I64, dirty_held), A(F_I64, wb_held), A(F_I64, dirty_kb_held), A(F_I64, dirty_after),
+	A(F_I64, wb_after), A(F_BOOL, waited), A(F_I64, sectors_held), A(F_I64, sectors_after),
 	{ NULL },
 };
 
@@ -144,9 +142,6 @@ static json_object *fields_to_json(const void *base, const struct field *f)
 		case F_BOOL:
 			v = json_object_new_boolean(*(const bool *)p);
 			break;
-		case F_DOUBLE:
-			v = json_object_new_double(*(const double *)p);
-			break;
 		default:
 			v = json_object_new_string(p);
 			break;
@@ -179,9 +174,6 @@ static int fields_from_json(void *base, const struct field *f, json_object *o, c
 			break;
 		case F_BOOL:
 			*(bool *)p = json_object_get_boolean(v);
-			break;
-		case F_DOUBLE:
-			*(double *)p = json_object_get_double(v);
 			break;
 		default:
 			snprintf(p, f->size, "%s", json_object_get_string(v));

@@ -36,8 +36,7 @@ enum row_family_id {
 #define NEED_HUGETLB	(1u << 3)	/* a free 2 MiB hugetlb page */
 #define NEED_THP	(1u << 4)	/* transparent huge pages */
 #define NEED_RXE	(1u << 5)	/* Soft-RoCE (rdma_rxe) */
-#define NEED_ODIRECT	(1u << 6)	/* the read-throttled disk, serial odirect */
-#define NEED_ODIRECT_IOPS (1u << 7)	/* the same image at 4 reads/s, serial odirect-iops */
+#define NEED_ODIRECT	(1u << 6)	/* the O_DIRECT rows' disk, serial odirect */
 #define NEED_DISK	(1u << 8)	/* the guest's slow ext4 disk, /dev/vda on /mnt/disk */
 #define NEED_IOURING	(1u << 9)	/* io_uring */
 
@@ -138,7 +137,11 @@ struct pindma_obs {
 	bool child_prefork;	/* the child reads the pre-fork bytes where the parent wrote */
 	char child_sees[24];	/* what the child read at the end: pre-fork, parent, device, other,
 				 * SIGSEGV, exited */
-	uint32_t engine;	/* PINDMA_ENGINE_* that served the DMA */
+	uint32_t engine;	/* PINDMA_ENGINE_* that served the DMA, by the driver's reply */
+	int64_t edu_irqs;	/* edu's interrupts over the row's DMA, by the kernel's count (one
+				 * per transfer; -1: none counted, no edu) */
+	uint64_t edu_dst_pfn;	/* edu engine: after the device's write, the page of edu's DMA
+				 * destination register (read from its BAR) */
 	bool thp;		/* the page was part of a THP when pinned (kpageflags) */
 	bool hugetlb;		/* ... of a hugetlb page */
 };
@@ -163,38 +166,26 @@ struct odirect_obs {
 	uint64_t pfn_before;	/* single reader: the read's last page, parent's view, before the fork */
 	uint64_t pfn_after;	/* the same after the read completed */
 	uint64_t pfn_child;	/* the child's page there (0: none) */
-	int64_t inflight;	/* reads in flight on the disk just before the fork */
-	int64_t inflight_after;	/* the same once fork() returned */
-	/* single reader: sectors of the two reads the disk had not counted as read (-1: unknown) */
-	int64_t unread_after_fork;	/* once fork() returned */
-	int64_t unread_before_write;	/* just before the parent's write */
-	int64_t unread_after_write;	/* once it was done */
-	bool filled_before_write; /* single reader: the read's last page held its bytes just
-				   * before the parent's write */
-	int64_t late_plays;	/* single reader: plays voided because the read was over by the
-				 * parent's write (the data reached the page before the copy) */
-	int64_t tries;		/* plays it took to fork inside the read's window; multi: rounds
-				 * played again for want of a fork that counts */
+	bool held;		/* every read was seen waiting for its bio at the held gate before
+				 * the fork (or, with none, the parent's write) came */
+	bool done_while_held;	/* a read ended before the gate was released: it held nothing */
 	int64_t missing;	/* bytes of the read(s) the parent does not find */
 	int64_t read_bytes;	/* bytes the read(s) returned */
 	bool child_has_data;	/* single reader: every byte of the read's last page is in the
 				 * child's page */
-	int64_t forks;		/* multi: forks between a read's request and the next reader's
-				 * GUP, that read still in flight after the GUP */
-	int64_t rounds;		/* multi: rounds played */
-	int64_t stale_rounds;	/* multi: rounds whose buffer missed bytes */
-	int64_t forkless_rounds; /* multi: rounds with no such fork */
+	int64_t forks;		/* multi: forks between a held read and the next reader's start */
 	int64_t missing_elsewhere; /* multi: bytes missing but in the tail of a read a fork followed */
-	int64_t tails_kept;	/* multi: counted forks whose read's tail was not lost */
+	int64_t tails_lost;	/* multi: reads a fork followed whose whole tail the parent lacks */
 };
 
 struct fadvise_obs {
-	int64_t dirty_before, dirty_after;	/* the range's dirty pages (kpageflags) */
-	int64_t wb_before, wb_after;		/* ... under writeback */
-	int64_t dirty_kb_before, dirty_kb_after; /* /proc/meminfo Dirty */
-	int64_t sectors;			/* the disk's sectors written by the call */
-	double took_ms;
-	int64_t tries;				/* dirtying tries until every page was dirty */
+	/* The range's pages (kpageflags) dirty and under writeback, and /proc/meminfo Dirty: */
+	int64_t dirty_before, wb_before, dirty_kb_before;	/* before the call */
+	int64_t dirty_held, wb_held, dirty_kb_held;	/* as it returned, or waited, the gate held */
+	int64_t dirty_after, wb_after;	/* once a call that waited returned, the gate let go */
+	bool waited;		/* the call was seen waiting for the write-out the gate held */
+	int64_t sectors_held;	/* the disk's sectors written while the gate held it (none pass) */
+	int64_t sectors_after;	/* ... from the hold until a call that waited returned */
 };
 
 struct verbs_obs {
@@ -294,13 +285,6 @@ const char *row_family_name(enum row_family_id f);
 void record_print_json(FILE *f, const struct record *rec);
 /* Parse one JSON line into rec; 0, or -1 with rec->reason saying why. */
 int record_parse_json(const char *line, struct record *rec);
-
-/*
- * odirect.c: a single-reader play whose outcome proves nothing raced, played again: the parent
- * moved to a copy holding every byte of the read, and the child kept the page the read filled,
- * every byte of it (the read was over by the parent's write).
- */
-bool odirect_play_late(const struct odirect_obs *o);
 
 /* expect.c: the expectation tables and the rules of each kernel's era. */
 const char *expect_verdict(const char *row);

@@ -62,7 +62,7 @@ STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(D
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
-ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test $(GUEST)/lab/tests/odirect_replay_test
+ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test
 $(ROWS_PROGRAMS): $(LIBROWS)
 $(ROWS_PROGRAMS): private LDLIBS += -ljson-c
 $(GUEST)/lab/demo/dontfork_demo: $(call PLAY,pindma)
@@ -71,10 +71,11 @@ $(GUEST)/lab/demo/consumers_demo: private LDLIBS += -luring
 $(GUEST)/lab/demo/odirect_demo: $(call PLAY,odirect)
 $(GUEST)/lab/demo/odirect_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/fadvise_demo: $(call PLAY,fadvise)
+$(GUEST)/lab/demo/fadvise_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/verbs_demo: $(call PLAY,verbs)
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KSRC)/tools/testing/selftests -Itests/lib
 $(GUEST)/lab/bin/%: private LDLIBS += -pthread
-$(GUEST)/lab/tests/pindma_race_test: private LDLIBS += -pthread
+$(GUEST)/lab/tests/pindma_race_test $(GUEST)/lab/tests/fadvise_test: private LDLIBS += -pthread
 # The verbs programs are the dynamic ones: libibverbs loads its providers with dlopen().
 VERBS := $(GUEST)/lab/demo/verbs_demo $(GUEST)/lab/bench/reg_bench
 $(VERBS): private LDFLAGS := -s -Wl,--gc-sections
@@ -88,9 +89,9 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 .PHONY: all FORCE
 # The guests' scratch disks: one per guest that make test runs at once (tests/run-all): the
 # suite's, the rows', the fadvise tests', the crash test's, the plants' (and their planted kernels',
-# the planted crash test's beside them).
+# the planted crash test's beside them), and on the debug kernel the fork switch's two boots.
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
-	disk-plants-kernel.img disk-plants-crash.img)
+	disk-plants-kernel.img disk-plants-crash.img disk-plants-driver.img disk-switch1.img disk-switch2.img)
 all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
@@ -105,9 +106,9 @@ $(DISKS):
 	/sbin/mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 $@.tmp
 	mv $@.tmp $@
 
-# The O_DIRECT rows' disk, attached read-only and read at 1 MiB/s (LAB_ODIRECT_DISK): a 16 MiB ext4
-# file system holding /data, 8 MiB of 'D' (vm/init mounts it on /mnt/odirect), then 8 MiB of 'D' that
-# the raw-device rows read (ODIRECT_RAW_OFFSET in demo/odirect.c).
+# The O_DIRECT rows' disk, attached read-only (LAB_ODIRECT_DISK): a 16 MiB ext4 file system holding
+# /data, 8 MiB of 'D' (each play mounts it through its own gate), then 8 MiB of 'D' that the
+# raw-device rows read (RAW_OFFSET in rows/odirect_play.c).
 $(BUILD)/odirect.img: vm/guest.mk
 	rm -rf $@.d $@.tmp
 	mkdir $@.d

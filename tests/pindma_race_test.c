@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pindma under concurrency: threads sharing one file DMA on a handle while others unpin it or
- * close the file; mmap() from another thread gets in between the batches of a long pin.
+ * close the file; a long pin lets go of mmap_lock between its batches.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -115,82 +116,142 @@ TEST(threads_race_unpin_dma_and_close)
 	munmap(buf, SIZE);
 }
 
-/* pin.c pins in batches of this many pages, each under its own hold of mmap_lock. */
-#define SLOW_FILE "/mnt/odirect/data"	/* 8 MiB on the lab's 1 MiB/s odirect disk */
-#define SLOW_LEN (8 << 20)
+/*
+ * A long pin goes batch by batch (pin.c: PINDMA_PIN_BATCH pages under each hold of mmap_lock),
+ * so that mmap() and munmap() of the whole process do not wait for all of it. The pin is of a
+ * block device's pages: the first batch's already in the page cache, the rest behind a held
+ * gate (liblab/gate.c), so that the pin waits in its second batch's first fault for as long as
+ * the test likes. The judge is the kernel's own mmap_lock tracepoints, in a trace instance of the
+ * test's own filtered to the pinning thread: by then it released mmap_lock twice since it entered
+ * the ioctl (the up-front VMA check, then the first batch), not once (the check only).
+ */
+#define BATCH_BYTES (512 * LAB_PAGE)
+#define PIN_BYTES (4 * BATCH_BYTES)
+#define RAW_SECTOR (16 << 11)	/* the odirect disk's raw 8 MiB, after its ext4 (vm/guest.mk) */
 
-struct slow_pin {
+struct batch_pin {
+	char trace[128];	/* its tracefs instance */
 	int fd;
 	char *map;
 	int result;
-	atomic_bool done;
+	atomic_int tid;
+	pthread_barrier_t go;
+	volatile bool done;
 };
 
-static void *slow_pin_main(void *arg)
+static void *batch_pin_main(void *arg)
 {
-	struct slow_pin *s = arg;
+	static const char mark[] = "lab: the pin starts";
+	struct batch_pin *s = arg;
+	char path[160];
 	uint32_t h = 0;
+	int marker;
 
-	s->result = pindma_pin(s->fd, s->map, SLOW_LEN, PINDMA_MODE_GUP, 0, &h);
-	atomic_store(&s->done, true);
-	if (!s->result)
-		pindma_unpin(s->fd, h);
+	snprintf(path, sizeof(path), "%s/trace_marker", s->trace);
+	marker = open(path, O_WRONLY);
+
+	atomic_store(&s->tid, gettid());
+	pthread_barrier_wait(&s->go);
+	if (marker < 0 || write(marker, mark, sizeof(mark) - 1) < 0) {
+		s->result = -1;
+	} else {
+		s->result = pindma_pin(s->fd, s->map, PIN_BYTES, PINDMA_MODE_GUP, 0, &h);
+		if (!s->result)
+			pindma_unpin(s->fd, h);
+	}
+	if (marker >= 0)
+		close(marker);
+	s->done = true;
 	return NULL;
 }
 
-static long resident_pages(char *map)
+/* The pinning thread's mmap_lock releases after its mark, from the trace instance; -1. */
+static int releases_since_mark(const char *trace)
 {
-	static unsigned char vec[SLOW_LEN / 4096];
-	long n = 0;
+	char line[512];
+	FILE *f;
+	int n = -1;
 
-	if (mincore(map, SLOW_LEN, vec))
+	snprintf(line, sizeof(line), "%s/trace", trace);
+	f = fopen(line, "r");
+	if (!f)
 		return -1;
-	for (size_t i = 0; i < sizeof(vec); i++)
-		n += vec[i] & 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "lab: the pin starts"))
+			n = 0;
+		else if (n >= 0 && strstr(line, "mmap_lock_released") && strstr(line, "write=false"))
+			n++;
+	}
+	fclose(f);
 	return n;
 }
 
-/*
- * A pin of many file pages read from a slow disk takes seconds; mmap() in another thread, which
- * needs mmap_lock for writing, must get in between two batches rather than after the whole pin.
- * The judge is the page cache (mincore), not the driver: when that mmap() returns, part of the
- * file is still not read in, and the pin is still running.
- */
-TEST(mmap_gets_in_between_pin_batches)
+TEST(pin_drops_mmap_lock_between_batches)
 {
-	struct slow_pin s = { .fd = pindma_open() };
-	long resident, at_mmap;
-	bool pin_done_at_mmap;
+	static const char *const in_fault[] = { "filemap_fault", NULL };
+	struct batch_pin s = { .fd = pindma_open() };
+	struct lab_gate rest, top = { .name = "" };
+	struct lab_gate_part parts[2];
+	char disk[32], dev[48], filter[64], name[48], *pre;
 	pthread_t t;
-	void *other;
-	int file;
+	int file, seen, tid;
 
-	file = open(SLOW_FILE, O_RDONLY);
-	if (file < 0)
-		SKIP(return, "no %s: the lab's odirect disk is not attached", SLOW_FILE);
+	if (lab_disk_by_serial("odirect", disk, sizeof(disk)))
+		SKIP(return, "no disk with serial odirect: the lab's odirect disk is not attached");
 	ASSERT_LE(0, s.fd);
-	s.map = mmap(NULL, SLOW_LEN, PROT_READ, MAP_PRIVATE, file, 0);
+	snprintf(dev, sizeof(dev), "/dev/%s", disk);
+	/* The first batch's pages straight from the disk, the rest through the gate. */
+	parts[0] = (struct lab_gate_part){ .dev = dev, .at = 0, .start = RAW_SECTOR,
+					   .len = BATCH_BYTES / 512 };
+	snprintf(name, sizeof(name), "lab-pin-rest-%d", getpid());
+	ASSERT_EQ(0, lab_gate_make(&rest, name, &(struct lab_gate_part){
+		.dev = dev, .start = RAW_SECTOR + BATCH_BYTES / 512,
+		.len = (PIN_BYTES - BATCH_BYTES) / 512 }, 1, true));
+	parts[1] = (struct lab_gate_part){ .dev = rest.path, .at = BATCH_BYTES / 512, .start = 0,
+					   .len = (PIN_BYTES - BATCH_BYTES) / 512 };
+	snprintf(name, sizeof(name), "lab-pin-top-%d", getpid());
+	ASSERT_EQ(0, lab_gate_make(&top, name, parts, 2, true));
+	file = open(top.path, O_RDONLY);
+	ASSERT_LE(0, file);
+	/* The first batch in the page cache: its faults need no I/O, so the pin waits in no other. */
+	ASSERT_EQ(0, posix_fadvise(file, 0, 0, POSIX_FADV_RANDOM));
+	pre = malloc(BATCH_BYTES);
+	ASSERT_NE(NULL, pre);
+	ASSERT_EQ((ssize_t)BATCH_BYTES, pread(file, pre, BATCH_BYTES, 0));
+	free(pre);
+	s.map = mmap(NULL, PIN_BYTES, PROT_READ, MAP_SHARED, file, 0);
 	ASSERT_NE(MAP_FAILED, s.map);
-	ASSERT_EQ(0, lab_write_str("/proc/sys/vm/drop_caches", "3"));
-	ASSERT_EQ(0, resident_pages(s.map)) TH_LOG("the file is cached: nothing to judge");
-	ASSERT_EQ(0, pthread_create(&t, NULL, slow_pin_main, &s));
-	/* The pin is faulting pages in, under mmap_lock, once the first ones are resident. */
-	for (int i = 0; i < 1000 && !(resident = resident_pages(s.map)); i++)
-		usleep(10 * 1000);
-	ASSERT_LT(0, resident);
-	other = mmap(NULL, LAB_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	pin_done_at_mmap = atomic_load(&s.done);
-	at_mmap = resident_pages(s.map);
-	ASSERT_NE(MAP_FAILED, other);
+	ASSERT_EQ(0, madvise(s.map, PIN_BYTES, MADV_RANDOM));
+
+	snprintf(name, sizeof(name), "lab-pin-batches-%d", getpid());
+	ASSERT_EQ(0, lab_trace_make(s.trace, sizeof(s.trace), name))
+		TH_LOG("a trace instance: is tracefs mounted?");
+	ASSERT_EQ(0, pthread_barrier_init(&s.go, NULL, 2));
+	ASSERT_EQ(0, pthread_create(&t, NULL, batch_pin_main, &s));
+	while (!(tid = atomic_load(&s.tid)))
+		sched_yield();
+	snprintf(filter, sizeof(filter), "common_pid == %d", tid);
+	ASSERT_EQ(0, lab_trace_set(s.trace, "events/mmap_lock/mmap_lock_released/filter", filter));
+	ASSERT_EQ(0, lab_trace_set(s.trace, "events/mmap_lock/mmap_lock_released/enable", "1"));
+	ASSERT_EQ(0, lab_gate_hold(&rest));
+	pthread_barrier_wait(&s.go);
+	/* Held in a fault past the first batch, for as long as the gate is. */
+	seen = lab_wait_thread_in(tid, in_fault, &s.done);
+	EXPECT_EQ(1, seen) TH_LOG("the pin %s", seen ? "was never seen waiting in a fault" :
+				  "ended while its pages were held");
+	EXPECT_LE(2, releases_since_mark(s.trace))
+		TH_LOG("mmap_lock released %d times by the pin before its second batch (2: the VMA "
+		       "check and the first batch)", releases_since_mark(s.trace));
+	ASSERT_EQ(0, lab_gate_release(&rest));
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, s.result) TH_LOG("PIN: %s", strerror(-s.result));
-	TH_LOG("mmap() returned with %ld of %lu pages read in", at_mmap, SLOW_LEN / LAB_PAGE);
-	EXPECT_FALSE(pin_done_at_mmap);
-	EXPECT_GT((long)(SLOW_LEN / LAB_PAGE), at_mmap);
-	munmap(other, LAB_PAGE);
-	munmap(s.map, SLOW_LEN);
+	lab_trace_set(s.trace, "events/mmap_lock/mmap_lock_released/enable", "0");
+	lab_trace_remove(s.trace);
+	munmap(s.map, PIN_BYTES);
 	close(file);
 	close(s.fd);
+	lab_gate_remove(&top);
+	lab_gate_remove(&rest);
 }
 
 LAB_HARNESS_MAIN

@@ -180,8 +180,8 @@ verdict "$ok" "a mark nobody locks is stale: the run takes its slot and removes 
 
 # Its vm/run gone (here a sleep that is killed), a waiting run stops within a turn or two.
 hold_all "$run"
-# gone_after PID: vm/slots.py waiting for vm/run PID (every slot held) must stop within 5 s of
-# `kill PID` once it has said it waits; sets ok and diag.
+# gone_after PID: vm/slots.py waiting for vm/run PID (every slot held) must stop once PID is killed,
+# having said it waits (timeout(1)'s 20 s is a hang guard: 124 there); sets ok and diag.
 gone_after() {
 	open_slots 3
 	: >"$run/said"
@@ -197,7 +197,7 @@ gone_after() {
 	wait "$waiter" || rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	ok=0
-	grep -q 'waiting for' "$run/said" && [[ $rc == 1 && $ms -le 5000 ]] && ok=1
+	grep -q 'waiting for' "$run/said" && [[ $rc == 1 ]] && ok=1
 	diag="status $rc after $ms ms (124: still waiting at 20 s); the vm/run's state before the kill:"
 	diag+=" $state; it said: $(tr '\n' '|' <"$run/said")"
 }
@@ -243,7 +243,7 @@ noinit | init)
 	[[ \$(cat $b/mode) == noinit ]] || echo "\$(cat $b/init-line) 0.50 s"
 	# As QEMU does: a TERM ends it with status 0.
 	sleep 30 &
-	trap 'kill \$! 2>/dev/null; exit 0' TERM
+	trap 'kill \$! 2>/dev/null; wait \$!; exit 0' TERM
 	wait
 	exit 0
 	;;
@@ -341,7 +341,7 @@ vmrun noinit VM_SLOTS=1 VM_BOOT_TIMEOUT=1
 took=$SECONDS
 ok=0
 # QEMU ends with status 0 on its TERM: what a guest that ended lacks is not reported.
-[[ $rc != 0 && $took -lt 15 ]] && grep -q 'had not reached /init after 1s' "$b/noinit.err" &&
+[[ $rc != 0 ]] && grep -q 'had not reached /init after 1s' "$b/noinit.err" &&
 	! grep -qE 'timed out after|without the exit marker|without handing over' "$b/noinit.err" && ok=1
 verdict "$ok" "vm/run stops a boot that has not reached /init at its deadline (VM_BOOT_TIMEOUT), and fails" \
 	"status $rc after $took s: $(tr '\n' '|' <"$b/noinit.err")"
@@ -372,8 +372,9 @@ descendants() {
 # stop SIG: vm/run of the stand-in (booted), started by a launcher that restores SIGINT's default
 # action (a background job of this shell would ignore it, a terminal's foreground job does not) and
 # says how vm/run ended, gets SIG once its QEMU runs: vm/run must die of it, and every process
-# under it just before (timeout(1), the stand-in, the deadline's watcher, the console's tail) be
-# gone within 5 s. Sets ok and diag.
+# under it just before (timeout(1), the stand-in and its sleep, the deadline's watcher, the
+# console's tail) be gone by then: vm/run waits for each, so no time is given them. A vm/run still
+# there after 60 s is a hang, not a slow host. Sets ok and diag.
 stop() {
 	local i pid="" vmrun="" tree st left=""
 	rm -f "$b/pid" "$b/stop-$1.how"
@@ -397,15 +398,15 @@ with open(sys.argv[1], "w") as f:
 	vmrun=$(pgrep -P "$launcher" || true)
 	tree=$(descendants "${vmrun:-$launcher}" | tr '\n' ' ')
 	[[ -z $vmrun ]] || kill "-$1" "$vmrun" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
-		left=""
-		for p in $vmrun $tree; do
-			! kill -0 "$p" 2>/dev/null || left+="$p "
-		done
-		[[ -n $left ]] || break
+	# The launcher ends once it has reaped vm/run.
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$launcher" 2>/dev/null || break
 		sleep 0.1
 	done
-	# Bounded: a vm/run still there now is a failure, not a wait.
+	for p in $vmrun $tree; do
+		! kill -0 "$p" 2>/dev/null || left+="$p "
+	done
+	# A hang guard: what is still there now is a failure, not a wait.
 	for p in $left; do
 		kill -9 "$p" 2>/dev/null || true
 	done
@@ -414,11 +415,11 @@ with open(sys.argv[1], "w") as f:
 	ok=0
 	[[ -n $pid && $tree == *"$pid "* && $st == "signal $2" && -z $left ]] && ok=1
 	diag="vm/run: ${vmrun:-never seen}, ended by $st; the stand-in ${pid:-never ran}; under vm/run:"
-	diag+=" ${tree:-nothing}; left after 5 s: ${left:-nothing}"
+	diag+=" ${tree:-nothing}; left once it ended: ${left:-nothing}"
 }
 stop INT 2
-verdict "$ok" "vm/run stopped by SIGINT (Ctrl-C) while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"
+verdict "$ok" "vm/run stopped by SIGINT (Ctrl-C) while its QEMU runs dies of it, leaving nothing" "$diag"
 stop TERM 15
-verdict "$ok" "vm/run stopped by SIGTERM while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"
+verdict "$ok" "vm/run stopped by SIGTERM while its QEMU runs dies of it, leaving nothing" "$diag"
 stop HUP 1
-verdict "$ok" "vm/run stopped by SIGHUP while its QEMU runs dies of it, leaving nothing, within 5 s" "$diag"
+verdict "$ok" "vm/run stopped by SIGHUP while its QEMU runs dies of it, leaving nothing" "$diag"

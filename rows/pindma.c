@@ -96,7 +96,18 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 	CHECK(o->drv_before == o->par_before, "the driver held the parent's page when pinned");
 	if (strcmp(rec->engine, "auto"))
 		CHECK(!strcmp(rec->engine, o->engine == PINDMA_ENGINE_EDU ? "edu" : "cpu"),
-		      "the engine asked for served the DMA");
+		      "the driver says the engine asked for served the DMA");
+	/*
+	 * That edu served, by what the driver does not write: the kernel counted one interrupt of
+	 * edu's per transfer (the control, the write and the read, each two), and edu's own
+	 * destination register holds the page pinned before the fork (pagemap's PFN).
+	 */
+	if (!strcmp(rec->engine, "edu")) {
+		CHECK(o->edu_irqs == 6, "the kernel counted 6 interrupts of edu's for its 6 transfers "
+		      "(%lld)", (long long)o->edu_irqs);
+		CHECK(o->edu_dst_pfn == o->par_before, "edu's destination register holds the pinned "
+		      "page (%llx)", (unsigned long long)o->edu_dst_pfn);
+	}
 	CHECK(o->drv_after == o->drv_before, "the driver's page never changed");
 	if (orphaned) {
 		CHECK(o->drv_after == o->child_fork, "the driver's page is the one the child got");

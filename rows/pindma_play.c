@@ -177,8 +177,10 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
 	uint32_t handle = 0, eng = PINDMA_ENGINE_AUTO, used;
 	char seen[OFF_DEVICE + TAG], wsbuf[48];
+	uint64_t src, dst, count;
 	struct child_report cr;
 	int ret = -1, status, unpinned;
+	long long irqs = -1;
 
 	if (!strcmp(engine, "cpu"))
 		eng = PINDMA_ENGINE_CPU;
@@ -199,6 +201,7 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 		if (query(rec, fd, handle, &o->drv_before))
 			goto out;
 		/* The control: the device reaches the page the parent sees. */
+		irqs = lab_edu_irqs();
 		used = eng;
 		if (dma(rec, fd, PINDMA_IOC_DMA_WRITE, handle, OFF_CONTROL, (void *)CONTROL, TAG,
 			&used))
@@ -253,9 +256,13 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 			&used))
 			goto out;
 		o->engine = used;
+		/* Where edu's last transfer went, by its own register: the page it wrote. */
+		if (used == PINDMA_ENGINE_EDU && !lab_edu_dma_regs(&src, &dst, &count))
+			o->edu_dst_pfn = dst >> 12;
 		/* One read over both tags: the parent's write and the device's own. */
 		if (dma(rec, fd, PINDMA_IOC_DMA_READ, handle, 0, seen, sizeof(seen), &used))
 			goto out;
+		o->edu_irqs = irqs < 0 ? -1 : lab_edu_irqs() - irqs;
 		o->parent_write_seen = !memcmp(seen + OFF_PARENT, PARENT, TAG);
 		o->device_reads_own = !memcmp(seen + OFF_DEVICE, DEVICE, TAG);
 		o->device_write_seen = !memcmp(page + OFF_DEVICE, DEVICE, TAG);

@@ -225,7 +225,7 @@ TEST(dofork_on_vm_io_is_einval)
 	void *bar;
 	int fd;
 
-	ASSERT_TRUE(lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)))
+	ASSERT_TRUE(lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)))
 		TH_LOG("no edu PCI device: vm/run attaches one");
 	snprintf(path, sizeof(path), "%s/resource0", dev);
 	fd = open(path, O_RDWR | O_SYNC);

@@ -126,7 +126,7 @@ TEST_F(dev, io_pfnmap_range_is_eopnotsupp)
 	void *bar;
 	int fd;
 
-	ASSERT_TRUE(lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)));
+	ASSERT_TRUE(lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)));
 	snprintf(path, sizeof(path), "%s/resource0", dev);
 	fd = open(path, O_RDWR | O_SYNC);
 	ASSERT_LE(0, fd);

@@ -54,12 +54,37 @@ FIXTURE_TEARDOWN(trip)
 	munmap(self->buf, SIZE);
 }
 
+/*
+ * What the edu device did, by evidence the driver does not write: the kernel's count of edu's
+ * interrupts (one per transfer: two per chunk, RAM to its buffer and back) since irqs, none for
+ * the CPU engine; and, after a device write, edu's own DMA registers, read from its BAR, holding
+ * the last chunk's destination: the page's bus address (pagemap's PFN; 64-bit edu: no bounce).
+ */
+static void edu_moved(struct __test_metadata *_metadata, uint32_t engine, long long irqs,
+		      int chunks, const char *last_dst, uint64_t last_len)
+{
+	uint64_t src, dst, count;
+
+	if (engine != PINDMA_ENGINE_EDU) {
+		EXPECT_EQ(irqs, lab_edu_irqs()) TH_LOG("the CPU engine made edu interrupt");
+		return;
+	}
+	EXPECT_EQ(irqs + 2 * chunks, lab_edu_irqs()) TH_LOG("edu's interrupts, %d chunks", chunks);
+	if (!last_dst)
+		return;
+	ASSERT_EQ(0, lab_edu_dma_regs(&src, &dst, &count));
+	EXPECT_EQ((lab_pfn(last_dst) << 12) + ((uintptr_t)last_dst & (LAB_PAGE - 1)), dst)
+		TH_LOG("edu's last destination is not the page it wrote");
+	EXPECT_EQ(last_len, count);
+}
+
 /* Pin, check PFNs against pagemap, let the device write and read across a page boundary. */
 TEST_F(trip, round_trip_across_pages)
 {
 	long vmpin = lab_status_kb("VmPin");
 	uint32_t engine = variant->engine, h;
 	char out[300], in[300];
+	long long irqs;
 	uint64_t pfn;
 
 	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, SIZE, variant->mode, PINDMA_PIN_WRITE, &h));
@@ -72,17 +97,21 @@ TEST_F(trip, round_trip_across_pages)
 	/* The device writes 300 bytes straddling pages 1 and 2. */
 	for (int i = 0; i < 300; i++)
 		out[i] = (char)(0xa0 ^ i);
+	irqs = lab_edu_irqs();
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, 2 * LAB_PAGE - 150, out, 300,
 				&engine));
 	EXPECT_EQ(variant->engine, engine);
+	edu_moved(_metadata, variant->engine, irqs, 2, self->buf + 2 * LAB_PAGE, 150);
 	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE - 150, out, 300));
 	EXPECT_EQ((char)((2 * LAB_PAGE - 151) * 7 + 1), self->buf[2 * LAB_PAGE - 151]);
 	EXPECT_EQ((char)((2 * LAB_PAGE + 150) * 7 + 1), self->buf[2 * LAB_PAGE + 150]);
 
 	/* The CPU writes, the device reads it back across pages 2 and 3. */
 	memset(self->buf + 3 * LAB_PAGE - 100, 'c', 200);
+	irqs = lab_edu_irqs();
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 3 * LAB_PAGE - 110, in, 220,
 				&engine));
+	edu_moved(_metadata, variant->engine, irqs, 2, NULL, 0);
 	EXPECT_EQ((char)((3 * LAB_PAGE - 110) * 7 + 1), in[0]);
 	for (int i = 10; i < 210; i++) {
 		if (in[i] != 'c')
@@ -98,18 +127,24 @@ TEST_F(trip, whole_page_transfer)
 {
 	uint32_t engine = variant->engine, h;
 	char *page = malloc(LAB_PAGE);
+	long long irqs;
 
 	ASSERT_NE(NULL, page);
 	memset(page, 'w', LAB_PAGE);
 	ASSERT_EQ(0, pindma_pin(self->fd, self->buf, SIZE, variant->mode, PINDMA_PIN_WRITE, &h));
+	irqs = lab_edu_irqs();
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, LAB_PAGE, page, LAB_PAGE,
 				&engine));
 	EXPECT_EQ(0, memcmp(self->buf + LAB_PAGE, page, LAB_PAGE));
+	/* edu's chunks: 4095 bytes, then the page's last byte. */
+	edu_moved(_metadata, variant->engine, irqs, 2, self->buf + 2 * LAB_PAGE - 1, 1);
 	/* And the device reads a whole page back. */
 	memset(self->buf + 2 * LAB_PAGE, 'r', LAB_PAGE);
 	memset(page, 0, LAB_PAGE);
+	irqs = lab_edu_irqs();
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 2 * LAB_PAGE, page, LAB_PAGE,
 				&engine));
+	edu_moved(_metadata, variant->engine, irqs, 2, NULL, 0);
 	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE, page, LAB_PAGE));
 	EXPECT_EQ(0, pindma_unpin(self->fd, h));
 	free(page);

@@ -12,8 +12,9 @@
  * BITS is the device's address width. Anonymous memory is touched until up to 4 pages beyond
  * BITS and up to 4 within it are found (by pagemap), each pinned alone; for each, the device
  * reads 1000 bytes at an odd offset (DMA_READ) and, unless --read-only, writes 1000 bytes at
- * another (DMA_WRITE). A transfer is right when the bytes match and the rest of the page stays
- * as it was, refused when pindma answers ENXIO and the device moved nothing (INFO's count). --read-only is for a driver whose mask is wrong:
+ * another (DMA_WRITE). A transfer is right when the bytes match, the rest of the page stays as it
+ * was, and what the kernel and the device report shows the device moved them (transfer()),
+ * refused when pindma answers ENXIO and the device moved nothing. --read-only is for a driver whose mask is wrong:
  * a clamped device write would land in a stranger's page. Expected: every transfer right, or
  * with --no-bounce, every transfer beyond BITS refused and every one within it right.
  * Prints each transfer and "edu_mask_check: beyond N bits: ..., within: ..."; exits 0 when all
@@ -55,12 +56,39 @@ static unsigned char pattern(uint64_t pfn, unsigned int i)
 	return (unsigned char)(i * 31 + pfn * 7 + 1);
 }
 
-static uint64_t edu_transfers(int fd)
-{
-	struct pindma_info i = { 0 };
+/*
+ * The evidence of what the device did, none of it the driver's word: the kernel's count of edu's
+ * interrupts (one per transfer), the swiotlb_bounced events of a tracefs instance of this
+ * program's (the DMA API's own report of a bounce), and edu's destination register.
+ */
+static char trace[128];
+static unsigned int mask_bits;	/* pindma's dma_bits: a page beyond them must bounce */
 
-	pindma_call(fd, PINDMA_IOC_INFO, &i);
-	return i.edu_transfers;
+/* The bounces traced since the last call, and whether one was for phys (its dev_addr). */
+static unsigned int bounces(uint64_t phys, bool *seen)
+{
+	char path[160], line[512], *p;
+	unsigned int n = 0;
+	FILE *f;
+
+	*seen = false;
+	snprintf(path, sizeof(path), "%s/trace", trace);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		p = strstr(line, "swiotlb_bounced:");
+		if (!p)
+			continue;
+		n++;
+		p = strstr(p, "dev_addr=");
+		*seen |= p && strtoull(p + 9, NULL, 16) == phys;
+	}
+	if (f)
+		fclose(f);
+	/* Cleared for the next transfer. */
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+	return n;
 }
 
 static enum outcome transfer_once(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
@@ -96,15 +124,42 @@ static enum outcome transfer_once(int fd, uint32_t h, char *p, uint64_t pfn, boo
 	return RIGHT;
 }
 
-/* A refused transfer must be refused before the device moves anything (INFO, as root). */
+/*
+ * A transfer the device made: two interrupts (to its buffer and back), bounced when the page lies
+ * beyond pindma's dma_bits, and a device write otherwise aimed at the page itself (edu's
+ * destination register). A refused one: refused before the device moved anything.
+ */
 static enum outcome transfer(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
 {
-	uint64_t before = edu_transfers(fd);
-	enum outcome o = transfer_once(fd, h, p, pfn, write);
+	uint64_t phys = pfn * LAB_PAGE + (write ? WRITE_OFF : READ_OFF), src, dst, count;
+	long long irqs = lab_edu_irqs(), made;
+	enum outcome o;
+	bool bounced;
 
-	if (o == REFUSED && edu_transfers(fd) != before) {
-		fprintf(stderr, "edu_mask_check: refused after %llu edu transfers\n",
-			(unsigned long long)(edu_transfers(fd) - before));
+	bounces(0, &bounced);
+	o = transfer_once(fd, h, p, pfn, write);
+	made = lab_edu_irqs() - irqs;
+	bounces(phys, &bounced);
+	if (o == REFUSED && made) {
+		fprintf(stderr, "edu_mask_check: refused after %lld edu interrupts\n", made);
+		return WRONG;
+	}
+	if (o != RIGHT)
+		return o;
+	if (irqs < 0 || made != 2) {
+		fprintf(stderr, "edu_mask_check: right bytes, but the kernel counted %lld edu "
+			"interrupts, not 2: the device did not move them\n", irqs < 0 ? -1 : made);
+		return WRONG;
+	}
+	if (pfn >> (mask_bits - 12) && !bounced) {
+		fprintf(stderr, "edu_mask_check: right bytes beyond %u bits, but no swiotlb bounce "
+			"of %#llx was traced\n", mask_bits, (unsigned long long)phys);
+		return WRONG;
+	}
+	if (write && !(pfn >> (mask_bits - 12)) && !bounced &&
+	    (lab_edu_dma_regs(&src, &dst, &count) || dst != phys)) {
+		fprintf(stderr, "edu_mask_check: right bytes, but edu's last destination is %#llx, "
+			"not the page's %#llx\n", (unsigned long long)dst, (unsigned long long)phys);
 		return WRONG;
 	}
 	return o;
@@ -168,12 +223,12 @@ static int judge(int fd, char *p, unsigned int bits, bool read_only, unsigned in
 	int ret;
 
 	ret = pindma_pin(fd, p, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h);
-	if (!ret)
-		ret = pindma_query(fd, h, 0, &pfn);
 	if (ret) {
-		fprintf(stderr, "edu_mask_check: PIN or QUERY: %s\n", strerror(-ret));
+		fprintf(stderr, "edu_mask_check: PIN: %s\n", strerror(-ret));
 		return -1;
 	}
+	/* The page's PFN by pagemap: pinned long-term, it may have been moved first. */
+	pfn = lab_pfn(p);
 	for (int write = 0; write <= !read_only; write++) {
 		enum outcome o = transfer(fd, h, p, pfn, write);
 
@@ -201,6 +256,12 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	fd = pindma_open();
+	mask_bits = lab_read_int("/sys/module/pindma/parameters/dma_bits");
+	if (mask_bits < 12 || lab_trace_make(trace, sizeof(trace), "edu_mask_check") ||
+	    lab_trace_set(trace, "events/swiotlb/swiotlb_bounced/enable", "1")) {
+		fprintf(stderr, "edu_mask_check: pindma's dma_bits, or tracing swiotlb_bounced\n");
+		return 3;
+	}
 	region = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (fd < 0 || region == MAP_FAILED) {
@@ -219,6 +280,7 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < within.n; i++)
 		if (judge(fd, within.page[i], bits, read_only, in))
 			return 3;
+	lab_trace_remove(trace);
 	printf("edu_mask_check: beyond %u bits: %u right, %u refused, %u wrong, %u failed; "
 	       "within: %u right, %u refused, %u wrong, %u failed\n", bits, out[RIGHT],
 	       out[REFUSED], out[WRONG], out[FAILED], in[RIGHT], in[REFUSED], in[WRONG], in[FAILED]);

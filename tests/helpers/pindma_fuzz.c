@@ -10,7 +10,11 @@
  * own counters must be back where they started. The kernel's own detectors (a debug flavour
  * kernel) do the rest.
  *
- *   pindma_fuzz [--seed N] [--ops N] [--procs N] [--threads N] [--faults]
+ *   pindma_fuzz [--seed N] [--ops N] [--procs N] [--threads N] [--faults] [--floor N]
+ *
+ * --floor N: a run whose own-page checks (a pin of the thread's own valid pages that succeeded,
+ * and what follows it) or whose children's EPERM checks number fewer than N each is a finding:
+ * a driver that refuses what it should grant would otherwise pass every check it skipped.
  *
  * --faults: each worker thread sets its /proc/thread-self/make-it-fail once its own pages
  * are mapped, so that the kernel's fault injection, armed by the caller (tests/fault_test),
@@ -76,11 +80,12 @@ struct proc {
 };
 
 /* Tallies shared by every process (a MAP_SHARED page), for the closing summary. */
-enum tally { T_OPS, T_PIN_OK, T_DMA_OK, T_EDU_OK, T_FORK, T_KILL, T_MM, T_JUNK, T_ERR, NTALLY };
+enum tally { T_OPS, T_PIN_OK, T_DMA_OK, T_EDU_OK, T_FORK, T_KILL, T_MM, T_JUNK, T_ERR,
+	     T_OWN_CHECKED, T_EPERM_CHECKED, NTALLY };
 
 static const char *const tally_names[] = {
 	"operations", "pins", "DMAs", "edu DMAs", "forks", "kills mid-DMA", "mm changes",
-	"junk ioctls", "refused calls",
+	"junk ioctls", "refused calls", "own-page checks", "child EPERM checks",
 };
 
 static _Atomic long *tally;
@@ -359,6 +364,7 @@ static void op_check(struct thread *t)
 	check(t, "PIN (own pages)", ret, OK_PIN_VALID);
 	if (ret)
 		return;
+	COUNT(T_OWN_CHECKED);
 	for (size_t i = 0; i < len; i++)
 		pat[i] = rand_r(&t->seed);
 	ret = pindma_dma(t->p->fd, PINDMA_IOC_DMA_WRITE, h, off, pat, len, &engine);
@@ -515,6 +521,8 @@ static void op_fork(struct thread *t)
 			       (bit(EPERM) | fault_errnos())) ||
 			     !(bit(-pindma_unpin(c.p->fd, mine)) & (bit(EPERM) | fault_errnos()))))
 			_exit(5);
+		if (mine)
+			COUNT(T_EPERM_CHECKED);
 		c.p->fd = pindma_open();
 		/* Under --faults the open may fail (ENOMEM, EFAULT, ENFILE): nothing to pin on. */
 		if (c.p->fd < 0)
@@ -750,8 +758,10 @@ int main(int argc, char **argv)
 		{ "procs", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "faults", no_argument, NULL, 'f' },
+		{ "floor", required_argument, NULL, 'F' },
 		{ 0 },
 	};
+	long floor = 0;
 	unsigned long seed = (unsigned long)time(NULL) ^ getpid();
 	long ops = 100000, pins_before, unowned_before, unowned_after, pins_after;
 	int procs = 4, threads = 4, c, failed = 0, fd, status;
@@ -759,7 +769,7 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	pid_t pids[64];
 
-	while ((c = getopt_long(argc, argv, "s:n:p:t:f", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:p:t:fF:", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoul(optarg, NULL, 0);
@@ -776,9 +786,12 @@ int main(int argc, char **argv)
 		case 'f':
 			faults = true;
 			break;
+		case 'F':
+			floor = atol(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [--seed N] [--ops N] [--procs N] [--threads N] "
-				"[--faults]\n", argv[0]);
+				"[--faults] [--floor N]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -850,6 +863,14 @@ int main(int argc, char **argv)
 	if (labs(unowned_after - unowned_before) > UNOWNED_SLACK) {
 		printf("pindma_fuzz: %ld pages left on the LRU that nothing owns (a leaked reference)\n",
 		       unowned_after - unowned_before);
+		failed++;
+	}
+	for (int i = T_OWN_CHECKED; i <= T_EPERM_CHECKED; i++) {
+		if (atomic_load(&tally[i]) >= floor)
+			continue;
+		printf("pindma_fuzz: %ld %s, fewer than the floor of %ld: the driver refused what "
+		       "it should have granted, and the checks that follow a grant were skipped\n",
+		       atomic_load(&tally[i]), tally_names[i], floor);
 		failed++;
 	}
 	close(fd);

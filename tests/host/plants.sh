@@ -63,6 +63,41 @@ if [[ $(cat "$plants/kmod/.stamp" 2>/dev/null) != "$stamp" ]]; then
 	echo "$stamp" >"$plants/kmod/.stamp"
 fi
 
+# The driver plants: pindma built from drivers/pindma with one file edited by the sed script
+# tests/plants/driver/NAME.sed, in a copy under $plants (again only when its sources, the script or
+# the tree's build changed), loaded in a boot of its own in place of the lab's module (sec_driver).
+# NAME|file|a marker the planted file must hold|what
+drivers=(
+	"edu_cpu|edu.c|plant: the CPU copies|pindma_edu_copy() copying with the CPU and counting two edu transfers"
+	"longterm|pin.c|plant: no FOLL_LONGTERM|PIN_LONGTERM pinning without FOLL_LONGTERM"
+	"leak|pin.c|plant: h->pages leaked|a handle's page array never freed"
+	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
+)
+declare -A mfile mmarker mwhat
+for d in "${drivers[@]}"; do
+	IFS='|' read -r name f marker what <<<"$d"
+	mfile[$name]=$f mmarker[$name]=$marker mwhat[$name]=$what
+done
+# plant_module NAME: $plants/pindma-NAME.ko, built against the lab's tree (module builds write only
+# their own folder). Sets $module.
+plant_module() {
+	local name=$1 dir=$plants/mod-$1 stamp
+	module=$plants/pindma-$name.ko
+	stamp=$({ cat "$top"/drivers/pindma/*.[ch] "$top"/drivers/pindma/uapi/*.h "$top/drivers/pindma/Kbuild"
+		cat "$top/tests/plants/driver/$name.sed" "$tree/.lab-built"; } | sha1sum)
+	[[ -f $module && $(cat "$dir/.stamp" 2>/dev/null) == "$stamp" ]] && return 0
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(cd "$top/drivers/pindma" && find . -name '*.[ch]' -o -name Kbuild | cpio -pdmu --quiet "$dir")
+	sed -i -f "$top/tests/plants/driver/$name.sed" "$dir/${mfile[$name]}"
+	grep -qF -- "${mmarker[$name]}" "$dir/${mfile[$name]}" ||
+		{ echo "plants.sh: the driver plant $name found nothing to change in ${mfile[$name]}" >&2; exit 1; }
+	make -s -C "$tree" M="$dir" modules >"$dir/build.log" 2>&1 ||
+		{ cat "$dir/build.log" >&2; echo "plants.sh: building the driver plant $name failed" >&2; exit 1; }
+	cp "$dir/pindma.ko" "$module"
+	echo "$stamp" >"$dir/.stamp"
+}
+
 # The program plants: NAME|what|the failure the judge must name (tests/ktap.py data: a line
 # "NAME_test failed: WHY" each; a WHY ending in ": not ok" must be the whole line, any other its
 # start). Only the judge's words count: a program's own output could say anything. Some plants
@@ -167,7 +202,7 @@ elif grep -q 'SYNC_FILE_RANGE_WAIT_AFTER' "$tree/mm/fadvise.c"; then
 		grep -q 'if (end_byte < start_byte)'; then
 		kplants+=(len0)
 	fi
-	kplants+=(crash_write_wait)
+	kplants+=(async_waits crash_write_wait)
 fi
 # GUP-fast's DEBUG_VM check against a fork() that shares the page it has just pinned (0002 with the
 # switch on): only a kernel with DEBUG_VM makes the check, so only the debug flavour has the plant.
@@ -180,7 +215,10 @@ fi
 # logs and the panic (sec_vmlog), a failed guest job and a hang (sec_runall). vm/run's boot deadline
 # and signals need no boot: host/vmrun.sh checks them with a stand-in for QEMU.
 others=6
-total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + debug))
+# The driver plants' guards: the edu plant turns three red (pindma_trip_test, rows_test's edu rows,
+# edu_mask_check), the others one each.
+total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + debug +
+	${#drivers[@]} + 2))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
 # line it must no longer hold.
@@ -188,6 +226,11 @@ declare -A kfile ksed kmarker kgone
 kfile[len0]=mm/fadvise.c
 ksed[len0]='/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn file_fdatawait_range(file, offset, offset + len - 1); \/* plant *\//}'
 kmarker[len0]='offset + len - 1); /* plant */'
+# ASYNC_WRITE that also waits for the write-out already in flight (SYNC_FILE_RANGE_WAIT_BEFORE), which
+# "pages already under writeback are not waited for" rules out.
+kfile[async_waits]=mm/fadvise.c
+ksed[async_waits]='/advice == LINUX_FADV_ASYNC_WRITE)$/{n;s/SYNC_FILE_RANGE_WRITE);$/SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE); \/* plant *\//}'
+kmarker[async_waits]='SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE); /* plant */'
 kfile[crash_write_wait]=mm/fadvise.c
 # Both commands return 0 at once: nothing is written before the cut, whatever the host's load (with
 # only WRITE_WAIT planted, ASYNC_WRITE's I/O finished before the cut on CI's busy host: green).
@@ -199,53 +242,61 @@ kfile[gup_fast_race]=mm/gup.c
 ksed[gup_fast_race]='/if (pinned_pages_may_be_shared())$/{N;d};s/^\(\t*\)sanity_check_pinned_pages(pages, nr_pinned);/\1msleep(20); \/* plant *\/\n&/;s/^#include <linux\/sysctl.h>/&\n#include <linux\/delay.h>/'
 kmarker[gup_fast_race]='msleep(20); /* plant */'
 kgone[gup_fast_race]='if (pinned_pages_may_be_shared())'
-# plant_kernel NAME: the tree with ksed[NAME] applied to kfile[NAME], which must then hold
+# plant_kernel NAME: the lab's tree with ksed[NAME] applied to kfile[NAME], which must then hold
 # kmarker[NAME] (and no longer kgone[NAME]), built (only FILE's object and the link are redone) and kept
 # as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
-# builds nothing. Sets $image. The file is put back at once, and .lab-built removed until the tree
-# is rebuilt as the lab's on exit (restore_tree), once for all the plants built: a build meanwhile
-# (vm/build-kernel.sh) would not trust it.
+# builds nothing. Sets $image. Planted and built in $plants/tree, a private copy of the tree, never in
+# the tree itself, which other guests, of this run or of another clone sharing the cache, may be
+# booting meanwhile. The copy is brought in line with the tree under the tree's lock, shared
+# (vm/build-kernel.sh builds under it alone), so that no build of the tree is copied half done; it
+# is built where the tree is, in a mount namespace of the build's own with the copy mounted over
+# the tree (unshare(1)): Kbuild's objtool records absolute paths, and a copy built elsewhere
+# rebuilt all of the kernel.
 built=$(cat "$tree/.lab-built" 2>/dev/null || true)
-built_at=$(stat -c %Y "$tree/.lab-built" 2>/dev/null || true)
-planted=0
+ptree=$plants/tree
+# Not root: the mount namespace in a user namespace of the caller's own.
+userns=()
+[[ $(id -u) == 0 ]] || userns=(-r)
+synced=0
 image=""
+sync_tree() {
+	local lk
+	[[ $synced == 0 ]] || return 0
+	exec {lk}>"$(dirname "$tree")/.lock"
+	flock -s "$lk"
+	[[ $(cat "$tree/.lab-built" 2>/dev/null) == "$built" ]] ||
+		{ echo "plants.sh: $tree was rebuilt while the plants ran: run them again" >&2; exit 1; }
+	mkdir -p "$ptree"
+	rsync -a --delete "$tree/" "$ptree/"
+	exec {lk}>&-
+	synced=1
+}
 plant_kernel() {
-	local name=$1 file=$tree/${kfile[$1]} script=${ksed[$1]} marker=${kmarker[$1]} gone=${kgone[$1]:-} ok=0
-	image=$plants/bzImage-$name-$({ echo "$built"; cat "$file"; echo "$script"; } | sha1sum | cut -c1-12)
+	local name=$1 file=$ptree/${kfile[$1]} script=${ksed[$1]} marker=${kmarker[$1]} gone=${kgone[$1]:-} ok=0
 	[[ -n $built ]] || { echo "plants.sh: $tree/.lab-built is missing: build the lab's kernel first" >&2; exit 1; }
+	image=$plants/bzImage-$name-$({ echo "$built"; cat "$tree/${kfile[$1]}"; echo "$script"; } | sha1sum | cut -c1-12)
 	[[ ! -f $image ]] || return 0
-	# In a section (run side by side with the others) the tree must not be planted: built before.
+	# In a section (run side by side with the others) nothing is built: built before.
 	[[ -z ${in_section:-} ]] || { echo "plants.sh: the planted kernel $name was not built before the sections" >&2; exit 1; }
-	planted=1
-	rm -f "$plants/bzImage-$name"-* "$tree/.lab-built"
+	sync_tree
+	rm -f "$plants/bzImage-$name"-*
 	cp -p "$file" "$plants/$name.orig"
 	sed -i "$script" "$file"
 	if grep -qF -- "$marker" "$file" && { [[ -z $gone ]] || ! grep -qF -- "$gone" "$file"; } &&
-		make -C "$tree" ARCH=x86_64 -j"$(nproc)" bzImage >"$plants/kernel-$name.log" 2>&1; then
-		cp "$tree/arch/x86/boot/bzImage" "$image.tmp"
+		unshare "${userns[@]}" -m --propagation private bash -c \
+			'mount --bind "$1" "$2" && exec make -C "$2" ARCH=x86_64 -j"$(nproc)" bzImage' \
+			_ "$ptree" "$tree" >"$plants/kernel-$name.log" 2>&1; then
+		cp "$ptree/arch/x86/boot/bzImage" "$image.tmp"
 		ok=1
 	fi
+	# The next plant of the same file starts from the lab's (and is rebuilt: touched).
 	cp -p "$plants/$name.orig" "$file"
 	touch "$file"
 	[[ $ok == 1 ]] || { cat "$plants/kernel-$name.log" >&2; echo "plants.sh: building the planted kernel $name failed" >&2; exit 1; }
 	mv "$image.tmp" "$image"
 }
-# The tree back as the lab built it: every planted file is back already, so the bzImage is relinked
-# from it (only those objects are redone; no plant touches a module, a header or the config) and
-# .lab-built names the lab's build again.
-restore_tree() {
-	[[ $planted == 1 ]] || return 0
-	make -C "$tree" ARCH=x86_64 -j"$(nproc)" bzImage >>"$plants/kernel.log" 2>&1 ||
-		{ tail -40 "$plants/kernel.log" >&2; echo "plants.sh: putting the kernel tree back failed" >&2; exit 1; }
-	echo "$built" >"$tree/.lab-built"
-	# With its time as the lab's build left it: the guest's programs and modules are made from it
-	# (vm/guest.mk), and a new time had the next make test rebuild them all (9 s, every first warm
-	# run after the planted kernels were built).
-	[[ -z $built_at ]] || touch -d "@$built_at" "$tree/.lab-built"
-}
-trap restore_tree EXIT
-# --build: only build the planted kernels (tests/run-all does so before it boots any guest: a tree
-# being planted must not be what another guest boots).
+# --build: only build the planted kernels (tests/run-all does so before it boots any guest, so that
+# the builds do not compete with the boots for the CPU).
 if [[ ${1:-} == --build ]]; then
 	for k in "${kplants[@]}"; do
 		plant_kernel "$k"
@@ -387,7 +438,7 @@ sec_programs() {
 		--add "$plants/manifest:/lab/plants/tests/manifest")
 	rc=0
 	# The plants' longest boot (with the console's): its slot before shorter ones' (VM_SLOT_FIRST).
-	VM_SLOT_FIRST=1 "$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img,slow" \
+	VM_SLOT_FIRST=1 "$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img" \
 		"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
 		>"$plants/programs.out" 2>&1 || rc=$?
 	verdicts=$plants/programs.verdicts
@@ -556,23 +607,30 @@ sec_kernels() {
 	for k in "${kplants[@]}"; do
 		rc=0
 		case $k in
-		len0)
+		len0 | async_waits)
 			plant_kernel "$k"
-			# On the disk make test's fadvise_test has (the io guest's: `slower`), so that the
-			# plant proves the guard as the suite runs it. No data of an earlier run is read.
-			rm -f "$plants/len0.data" "$plants/len0.judged"
-			VM_KMODS=lab VM_KERNEL=$image "$top/vm/run" --name plant-len0 --out "$plants/len0.data" \
-				--disk "$build/disk-plants-kernel.img,slower" -- /lab/guest/run-tests \
-				fadvise:file.write_wait_len_0_returns_with_none_in_flight >"$plants/len0.out" 2>&1 || rc=$?
+			# The fadvise_test case that guards it, on a scratch disk of the plants' own. No data
+			# of an earlier run is read.
+			local case=file.write_wait_len_0_waits_for_writeback_in_flight
+			local says='WRITE_WAIT (len 0) returned with'
+			local what="WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red"
+			if [[ $k == async_waits ]]; then
+				case=file.async_write_does_not_wait_for_writeback_in_flight
+				says='ASYNC_WRITE waited for the write-out already in flight'
+				what="ASYNC_WRITE waiting for the write-out already in flight turns fadvise_test red"
+			fi
+			rm -f "$plants/$k.data" "$plants/$k.judged"
+			VM_KMODS=lab VM_KERNEL=$image "$top/vm/run" --name "plant-$k" --out "$plants/$k.data" \
+				--disk "$build/disk-plants-kernel.img" -- /lab/guest/run-tests "fadvise:$case" \
+				>"$plants/$k.out" 2>&1 || rc=$?
 			ok=0
 			# The judge's words go to a file first: grep -q on a pipe stops reading at its first
 			# match, and the judge, still printing, would die of SIGPIPE (pipefail: no verdict).
 			jrc=0
-			"$py" "$top/tests/ktap.py" data "$plants/len0.data" >"$plants/len0.judged" || jrc=$?
-			grep -aq 'WRITE_WAIT (len 0) returned with' "$plants/len0.data" &&
-				grep -q '^fadvise_test failed' "$plants/len0.judged" && ok=1
-			verdict "WRITE_WAIT taking len 0 as an empty range, as 0001 once did, turns fadvise_test red" \
-				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; the judge's $jrc; see $plants/len0.data, $plants/len0.judged")"
+			"$py" "$top/tests/ktap.py" data "$plants/$k.data" >"$plants/$k.judged" || jrc=$?
+			grep -aqF -- "$says" "$plants/$k.data" && grep -q '^fadvise_test failed' "$plants/$k.judged" && ok=1
+			verdict "$what" "$ok" \
+				"$([[ $ok == 1 ]] || echo "status $rc; the judge's $jrc; see $plants/$k.data, $plants/$k.judged")"
 			;;
 		gup_fast_race)
 			plant_kernel "$k"
@@ -662,25 +720,75 @@ sec_detectors() {
 	fi
 }
 
+sec_driver() {
+	# Each driver plant in a boot of its own, in place of the lab's pindma: the module loads (the
+	# programs reach /dev/pindma), the guard names the fault. The judge's words go to a file first
+	# (grep -q on a pipe would kill it with SIGPIPE). d_boot NAME ENV... -- RUN-TESTS ARGS...
+	local name rc jrc
+	d_boot() {
+		name=$1
+		shift
+		local envs=()
+		while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+		shift
+		plant_module "$name"
+		rm -f "$plants/driver-$name.data" "$plants/driver-$name.judged"
+		rc=0
+		env VM_KMODS=lab "${envs[@]}" "$top/vm/run" --name "plant-driver-$name" \
+			--out "$plants/driver-$name.data" --disk "$build/disk-plants-driver.img" \
+			--disk "$build/odirect.img,odirect" --add "$module:/lib/modules/lab/pindma.ko" -- \
+			/lab/guest/run-tests "$@" >"$plants/driver-$name.out" 2>&1 || rc=$?
+		jrc=0
+		"$py" "$top/tests/ktap.py" data "$plants/driver-$name.data" >"$plants/driver-$name.judged" ||
+			jrc=$?
+	}
+	# says NAME PROGRAM TEXT: the judge failed PROGRAM, and its frame says TEXT (the guard's words).
+	says() {
+		grep -q "^$2 failed" "$plants/driver-$1.judged" &&
+			tr -d '\r' <"$plants/driver-$1.data" | sed -n "/^@@lab-prog-begin $2\$/,/^@@lab-prog-end $2 /p" |
+			grep -aF -- "$3" >/dev/null
+	}
+	d_verdict() { # NAME PROGRAM TEXT GUARD
+		local ok=0
+		says "$1" "$2" "$3" && ok=1
+		verdict "${mwhat[$1]} turns $4 red" "$ok" \
+			"$([[ $ok == 1 ]] || echo "boot status $rc, the judge's $jrc; expected $2 to fail saying '$3'; see $plants/driver-$1.data, $plants/driver-$1.judged")"
+	}
+	d_boot edu_cpu -- pindma_trip_test rows_test:dontfork_demo
+	d_verdict edu_cpu pindma_trip_test "edu's interrupts, 2 chunks" "pindma_trip_test (the kernel's count of edu's interrupts)"
+	d_verdict edu_cpu rows_test "the kernel counted 6 interrupts of edu's" "rows_test's edu rows (the kernel's count of edu's interrupts)"
+	# edu_mask_check on the same planted module, as dma_mask runs it (a 64-bit edu).
+	local ok=0
+	VM_KMODS=lab "$top/vm/run" --name plant-driver-edu-mask --add "$module:/lib/modules/lab/pindma.ko" -- \
+		/lab/bin/edu_mask_check 12 >"$plants/driver-edu-mask.out" 2>&1 || rc=$?
+	grep -aq 'right bytes, but the kernel counted 0 edu interrupts' "$build/logs/plant-driver-edu-mask.log" && ok=1
+	verdict "${mwhat[edu_cpu]} turns edu_mask_check red (dma_mask's guard: the kernel's count of edu's interrupts)" "$ok" \
+		"$([[ $ok == 1 ]] || echo "status $rc; see $build/logs/plant-driver-edu-mask.log")"
+	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test
+	d_verdict longterm longterm_test "the pinned page stayed at" "longterm_test (the page's zone by pagemap and zoneinfo)"
+	d_boot leak -- pindma_leak_test:thousand_pins_leave_no_slab
+	d_verdict leak pindma_leak_test "the kernel's unreclaimable slab grew" "pindma_leak_test (the kernel's slab, SUnreclaim)"
+	d_boot refuse8 VM_SMP=2 -- fuzz_test
+	d_verdict refuse8 fuzz_test "fewer than the floor" "fuzz_test (its floors of checks made)"
+}
+
 # The boots' sections side by side, longest first (vm/run's VM_SLOTS bounds how many guests run at
 # once): they share no disk, no file and no guest (each boot has names of its own under $plants and
 # logs/). Their verdicts are printed in the file's order and numbered on from the judge's; a section
 # that stops short (set -e) fails, and so do the verdicts it never gave (the plan).
-# The planted kernels first, one at a time in the one tree (built already when run-all ran --build),
-# and the tree put back as the lab built it before any section boots it.
+# The planted kernels first, one at a time in the private copy (built already when run-all ran
+# --build).
 for k in "${kplants[@]}"; do
 	plant_kernel "$k"
 done
-restore_tree
-planted=0
 in_section=1
 declare -A pid=()
-for s in crash kernels console programs runall vmlog detectors; do
+for s in crash kernels console programs runall vmlog detectors driver; do
 	sec_"$s" >"$plants/sec-$s.tap" 2>"$plants/sec-$s.err" &
 	pid[$s]=$!
 done
 n0=$n
-for s in programs console vmlog runall kernels crash detectors; do
+for s in programs console vmlog runall kernels crash detectors driver; do
 	st=0
 	wait "${pid[$s]}" || st=$?
 	cat "$plants/sec-$s.err" >&2

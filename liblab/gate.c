@@ -56,9 +56,19 @@ static int dm_call(unsigned long cmd, struct dm_request *rq)
 	return ret ? -1 : 0;
 }
 
+/* g named name, and cmd asked of device-mapper for that name: 0, or -1 with errno. */
+static int gate_call(struct lab_gate *g, const char *name, unsigned long cmd,
+		     struct dm_request *rq)
+{
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	snprintf(g->path, sizeof(g->path), "/dev/mapper/%s", g->name);
+	dm_init(rq, name, 0);
+	return dm_call(cmd, rq);
+}
+
 static int node_of(struct lab_gate *g, dev_t dev)
 {
-	snprintf(g->path, sizeof(g->path), "/dev/mapper/%s", g->name);
 	g->dev = dev;
 	unlink(g->path);
 	return mknod(g->path, S_IFBLK | 0600, dev);
@@ -88,10 +98,7 @@ int lab_gate_make(struct lab_gate *g, const char *name, const struct lab_gate_pa
 	unsigned int off = 0;
 	struct stat st;
 
-	memset(g, 0, sizeof(*g));
-	snprintf(g->name, sizeof(g->name), "%s", name);
-	dm_init(&rq, name, 0);
-	if (dm_call(DM_DEV_CREATE, &rq))
+	if (gate_call(g, name, DM_DEV_CREATE, &rq))
 		return -1;
 	dm_init(&rq, name, ro ? DM_READONLY_FLAG : 0);
 	rq.io.target_count = n;
@@ -148,12 +155,8 @@ int lab_gate_find(struct lab_gate *g, const char *name)
 {
 	struct dm_request rq;
 
-	memset(g, 0, sizeof(*g));
-	snprintf(g->name, sizeof(g->name), "%s", name);
-	dm_init(&rq, name, 0);
-	if (dm_call(DM_DEV_STATUS, &rq))
+	if (gate_call(g, name, DM_DEV_STATUS, &rq))
 		return -1;
-	snprintf(g->path, sizeof(g->path), "/dev/mapper/%s", g->name);
 	g->dev = (dev_t)rq.io.dev;
 	return 0;
 }
@@ -209,35 +212,37 @@ int lab_gate_remove(struct lab_gate *g)
  */
 #define WAIT_FRAMES 3
 
-int lab_thread_waits_in(pid_t tid, const char *const *fns)
+/* /proc/self/task/TID/NAME into buf, NUL-terminated: its length, or -1. */
+static ssize_t task_file(pid_t tid, const char *name, char *buf, size_t size)
 {
-	char path[64], buf[4096], *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
-	if (n <= 0)
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
+int lab_thread_waits_in(pid_t tid, const char *const *fns)
+{
+	char buf[4096], *p;
+
+	if (task_file(tid, "stat", buf, sizeof(buf)) <= 0)
 		return -1;
-	buf[n] = 0;
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
 		return -1;
 	if (p[2] != 'D')
 		return 0;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stack", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (task_file(tid, "stack", buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
 	/* Lines "[<0>] name+0xoff/0xlen": the name between "] " and "+". */
 	p = buf;
 	for (int frame = 0; frame < WAIT_FRAMES && (p = strstr(p, "] ")); frame++, p += 2) {

@@ -230,6 +230,11 @@ static ssize_t task_file(pid_t tid, const char *name, char *buf, size_t size)
 	return n;
 }
 
+ssize_t lab_thread_stack(pid_t tid, char *buf, size_t size)
+{
+	return task_file(tid, "stack", buf, size);
+}
+
 int lab_thread_waits_in(pid_t tid, const char *const *fns)
 {
 	char buf[4096], *p;

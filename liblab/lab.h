@@ -202,6 +202,8 @@ int lab_gate_remove(struct lab_gate *g);
  * terminated list), by the innermost frames of its kernel stack: 1, 0, or -1.
  */
 int lab_thread_waits_in(pid_t tid, const char *const *fns);
+/* Thread tid's kernel stack (/proc/self/task/TID/stack) into buf, for a diagnostic; or -1. */
+ssize_t lab_thread_stack(pid_t tid, char *buf, size_t size);
 /*
  * Wait until thread tid is seen sleeping in one of fns (1), or *done is true (0); -1 on error,
  * or ETIMEDOUT after 120 s (a thread that never gets there: a hang guard, not a window).

@@ -186,13 +186,26 @@ static int releases_since_mark(const char *trace)
 	return n;
 }
 
-TEST(pin_drops_mmap_lock_between_batches)
+FIXTURE(batches)
+{
+};
+
+FIXTURE_SETUP(batches)
+{
+}
+
+FIXTURE_TEARDOWN(batches)
+{
+}
+
+/* The waits are a gate's, not a rate's: the timeout is a hang guard, beyond the wait's own. */
+TEST_F_TIMEOUT(batches, pin_drops_mmap_lock_between_batches, 300)
 {
 	static const char *const in_fault[] = { "filemap_fault", NULL };
 	struct batch_pin s = { .fd = pindma_open() };
 	struct lab_gate rest, top = { .name = "" };
 	struct lab_gate_part parts[2];
-	char disk[32], dev[48], filter[64], name[48], *pre;
+	char disk[32], dev[48], filter[64], name[48], stack[2048], *pre;
 	pthread_t t;
 	int file, seen, tid;
 
@@ -237,6 +250,8 @@ TEST(pin_drops_mmap_lock_between_batches)
 	pthread_barrier_wait(&s.go);
 	/* Held in a fault past the first batch, for as long as the gate is. */
 	seen = lab_wait_thread_in(tid, in_fault, &s.done);
+	if (seen != 1 && lab_thread_stack(tid, stack, sizeof(stack)) >= 0)
+		TH_LOG("the pinning thread's kernel stack:\n%s", stack);
 	EXPECT_EQ(1, seen) TH_LOG("the pin %s", seen ? "was never seen waiting in a fault" :
 				  "ended while its pages were held");
 	EXPECT_LE(2, releases_since_mark(s.trace))

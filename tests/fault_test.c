@@ -153,27 +153,14 @@ FIXTURE_TEARDOWN(faults)
 	close(self->fd);
 }
 
-/*
- * Until the driver holds what it held at the start, at most 5 s: a process of the tests that has
- * exited may still be closing its file (its DMA ending, its pins released). Then, when it still
- * does, says which processes other than this one have /dev/pindma open: a process left holding
- * the file, or (none) a driver that lost track of a handle.
- */
-static struct pindma_info settled(struct __test_metadata *_metadata, int fd,
-				  const struct pindma_info *start)
+/* The PIDs of the processes other than this one with /dev/pindma open, blank-separated. */
+static void pindma_holders(char *holders, size_t size)
 {
-	struct pindma_info now = info(fd);
-	char path[600], link[64], holders[256] = "";
+	char path[600], link[64];
 	struct dirent *p, *e;
 	DIR *proc, *fds;
 
-	for (int i = 0; i < 50 && (now.handles != start->handles ||
-				   now.pages_held != start->pages_held); i++) {
-		usleep(100 * 1000);
-		now = info(fd);
-	}
-	if (now.handles == start->handles && now.pages_held == start->pages_held)
-		return now;
+	holders[0] = 0;
 	proc = opendir("/proc");
 	while (proc && (p = readdir(proc))) {
 		if (!atoi(p->d_name) || atoi(p->d_name) == getpid())
@@ -186,7 +173,7 @@ static struct pindma_info settled(struct __test_metadata *_metadata, int fd,
 			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name, e->d_name);
 			n = readlink(path, link, sizeof(link) - 1);
 			if (n > 0 && (link[n] = 0, strstr(link, "pindma")) &&
-			    strlen(holders) + strlen(p->d_name) + 2 < sizeof(holders)) {
+			    strlen(holders) + strlen(p->d_name) + 2 < size) {
 				strcat(holders, " ");
 				strcat(holders, p->d_name);
 				break;
@@ -197,13 +184,32 @@ static struct pindma_info settled(struct __test_metadata *_metadata, int fd,
 	}
 	if (proc)
 		closedir(proc);
-	TH_LOG("after 5 s, processes with /dev/pindma open:%s", holders[0] ? holders : " none");
-	return now;
+}
+
+/*
+ * Until no process but this one has /dev/pindma open: a process of the tests may still be ending
+ * (an orphaned child of a program killed under faults). A process's files are released before it
+ * can be reaped, and with its file every pin it held, so once none is left the counts are judged
+ * exactly, with no time given them. A holder still there after 120 s is a hang, named.
+ */
+static void settle(struct __test_metadata *_metadata)
+{
+	char holders[256];
+
+	for (int i = 0; i < 1200; i++) {
+		pindma_holders(holders, sizeof(holders));
+		if (!holders[0])
+			return;
+		usleep(100 * 1000);
+	}
+	TH_LOG("after 120 s, processes with /dev/pindma open:%s", holders);
 }
 
 /* With faults off: nothing held, by the driver's count and by the kernel's own. */
 #define ASSERT_ALL_RELEASED(fmt, ...) do { \
-	struct pindma_info now_ = settled(_metadata, self->fd, &self->start); \
+	struct pindma_info now_; \
+	settle(_metadata); \
+	now_ = info(self->fd); \
 	ASSERT_EQ(self->start.handles, now_.handles) TH_LOG("handles, " fmt, ##__VA_ARGS__); \
 	ASSERT_EQ(self->start.pages_held, now_.pages_held) TH_LOG("pages held, " fmt, ##__VA_ARGS__); \
 	ASSERT_EQ(self->pins, lab_foll_pins()) TH_LOG("FOLL_PIN outstanding, " fmt, ##__VA_ARGS__); \
@@ -211,20 +217,19 @@ static struct pindma_info settled(struct __test_metadata *_metadata, int fd,
 } while (0)
 
 /*
- * Print what each attribute injected; each count must have been read, and failslab and
- * fail_page_alloc must have injected some.
+ * Print what each attribute injected; each count must have been read, and each must have injected
+ * at least its floor (floors[a], well below what a run injects: see docs/tests.md).
  */
-#define EXPECT_INJECTED(what, injected) do { \
+#define EXPECT_INJECTED(what, injected, floors) do { \
 	say("%s: faults injected: failslab %ld, fail_page_alloc %ld, fail_usercopy %ld\n", \
 		       what, (injected)[FAILSLAB], (injected)[FAIL_PAGE_ALLOC], \
 		       (injected)[FAIL_USERCOPY]); \
 	for (int a_ = 0; a_ < NATTRS; a_++) { \
-		EXPECT_LE(0, (injected)[a_]) \
-			TH_LOG("reading %s/times failed: what it injected is unknown", \
-			       attr_names[a_]); \
+		EXPECT_LE((floors)[a_], (injected)[a_]) \
+			TH_LOG("%s injected %ld faults, fewer than its floor %ld: the run proves " \
+			       "too little (-1: its times could not be read)", attr_names[a_], \
+			       (injected)[a_], (long)(floors)[a_]); \
 	} \
-	EXPECT_LT(0, (injected)[FAILSLAB]) TH_LOG("no kmalloc failed: the run proves nothing"); \
-	EXPECT_LT(0, (injected)[FAIL_PAGE_ALLOC]) TH_LOG("no alloc_pages failed: the run proves nothing"); \
 } while (0)
 
 /* The harness runs each case in a child that ends with _exit(): stdout, a file here, is flushed. */
@@ -375,11 +380,20 @@ TEST_F_TIMEOUT(faults, every_failure_point_of_every_call_is_clean, 600)
 		       "DMA_WRITE %ld, DMA_READ %ld, QUERY %ld, UNPIN %ld, INFO %ld; %ld calls, %.1f s\n",
 		       sites[PIN_GUP], sites[PIN_LONGTERM], sites[DMA_WRITE], sites[DMA_READ],
 		       sites[QUERY], sites[UNPIN], sites[INFO], total + NCALLS, since(&t0));
-	EXPECT_INJECTED("every failure point", injected);
+	/*
+	 * Measured: 33, 9 and 21; 32, 9 and 21 (the page tables GUP allocates depend on what ran
+	 * before).
+	 */
+	EXPECT_INJECTED("every failure point", injected, ((const long[]){ 10, 1, 10 }));
 }
 
 /* Faults at random, probability per fault site in percent: kmalloc, alloc_pages, user copies. */
 static const int random_faults[NATTRS] = { 2, 2, 1 };
+/*
+ * The same for pindma's own tests, whose programs make far fewer user copies than the fuzzer: at
+ * 1 % one fault site in ten, fail_usercopy injected one fault a run, too few to call it tested.
+ */
+static const int tests_faults[NATTRS] = { 2, 2, 10 };
 
 /*
  * The fuzzer, each worker thread (and its forks) under make-it-fail: every answer must still be
@@ -404,7 +418,8 @@ TEST_F_TIMEOUT(faults, fuzzer_under_faults_finds_nothing, 900)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("replay: pindma_fuzz --faults --seed " SEED);
 	ASSERT_ALL_RELEASED("after the fuzzer");
-	EXPECT_INJECTED("pindma_fuzz --faults", injected);
+	/* Measured: 959, 520 and 180; 953, 410 and 188. */
+	EXPECT_INJECTED("pindma_fuzz --faults", injected, ((const long[]){ 100, 50, 20 }));
 }
 
 /*
@@ -474,7 +489,7 @@ static int edu_bound_again(int fd)
 
 	if (info(fd).edu_present)
 		return 1;
-	if (!lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)))
+	if (!lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)))
 		return -1;
 	name = strrchr(dev, '/') + 1;
 	ksft_print_msg("the edu device was left unbound: binding %s again\n", name);
@@ -499,7 +514,7 @@ TEST_F_TIMEOUT(faults, pindma_tests_under_faults_exit_and_leave_nothing, 900)
 	 * Every fault site of the process counts here, its own page faults, opens and reads too:
 	 * at the fuzzer's rate most cases would die in their setup, before reaching the driver.
 	 */
-	ASSERT_EQ(0, arm(self, random_faults, 10));
+	ASSERT_EQ(0, arm(self, tests_faults, 10));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned int i = 0; i < sizeof(pindma_tests) / sizeof(pindma_tests[0]); i++) {
 		int status, prog_ok = 0, prog_not_ok = 0;
@@ -557,7 +572,11 @@ TEST_F_TIMEOUT(faults, pindma_tests_under_faults_exit_and_leave_nothing, 900)
 	    not_ok, since(&t0));
 	EXPECT_EQ(1, edu_bound_again(self->fd)) TH_LOG("the edu device could not be bound again");
 	ASSERT_ALL_RELEASED("after pindma's tests");
-	EXPECT_INJECTED("pindma's tests", injected);
+	/*
+	 * At the rates of tests_faults, one fault site in ten considered. Measured: 25, 4 and 40
+	 * (the failed user copies end programs early, before they allocate more).
+	 */
+	EXPECT_INJECTED("pindma's tests", injected, ((const long[]){ 5, 1, 5 }));
 }
 
 LAB_HARNESS_MAIN

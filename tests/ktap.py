@@ -429,8 +429,11 @@ def program_of(frame):
         # guest/run-tests' word, after the program's output: a knob it left changed.
         lines = text.split('\n')
         knobs = [line.split() for line in lines if line.startswith('@@lab-knob ')]
-        p = Program(name, '\n'.join(line for line in lines if not line.startswith('@@lab-knob ')),
+        taint = [line.split()[1] for line in lines if line.startswith('@@lab-taint ')]
+        p = Program(name, '\n'.join(line for line in lines
+                                    if not line.startswith(('@@lab-knob ', '@@lab-taint '))),
                     status, secs)
+        p.taint = int(taint[0]) if taint and taint[0].isdigit() else None
         for k in knobs:
             if k[3:] == ['could-not-put-back']:
                 p.problems.append('left %s changed, and it could not be put back to %s: the '
@@ -476,6 +479,30 @@ def vanished(programs, manifest):
     return [Program.failure(n, 'the build\'s manifest (%s) lists it, but no guest ran it: no '
                                'frame of it came' % manifest)
             for n in listed if n not in judged]
+
+
+# The programs that turn vm.fork_share_pinned on (kernel-patches/0002). Once it has been on, 0002
+# skips DEBUG_VM's check that pinned pages are exclusive for the rest of the boot (and taints the
+# kernel TAINT_USER): on the debug kernel they run in boots of their own (tests/run-all), and every
+# other program must start with the taint clear, the check live.
+SWITCH_SETTERS = ('cow_test', 'fork_pin_race_test', 'fork_switch_test', 'rows_test')
+TAINT_USER = 1 << 6
+
+
+def debug_vm_unchecked(programs):
+    """On the debug kernel: a program that does not turn the switch on itself must have run with
+    DEBUG_VM's check of pinned pages live, told by the kernel's taint at its start."""
+    for p in programs:
+        taint = getattr(p, 'taint', 'none')
+        if taint == 'none' or p.name in SWITCH_SETTERS:
+            continue
+        if taint is None:
+            p.problems.append('its frame has no taint line: whether DEBUG_VM checked its pinned '
+                              'pages is unknown')
+        elif taint & TAINT_USER:
+            p.problems.append('ran after vm.fork_share_pinned had been on in its boot (taint U), '
+                              'so DEBUG_VM never checked its pinned pages: a program that turns '
+                              'the switch on must be in ktap.SWITCH_SETTERS')
 
 
 DETECTORS = ('kmemleak', 'lockdep')
@@ -529,6 +556,7 @@ def main(argv):
         if '--manifest' in opts:
             programs += vanished(programs, opts['--manifest'])
         if opts.get('--debug') == '1':
+            debug_vm_unchecked(programs)
             programs += detectors_unread(programs)
         for p in programs:
             if budget:

@@ -217,7 +217,7 @@ fi
 others=6
 # The driver plants' guards: the edu plant turns three red (pindma_trip_test, rows_test's edu rows,
 # edu_mask_check), the others one each.
-total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + debug +
+total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + 2 * debug +
 	${#drivers[@]} + 2))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
@@ -271,6 +271,7 @@ sync_tree() {
 	exec {lk}>&-
 	synced=1
 }
+# shellcheck disable=SC2016 # the mount namespace's shell expands its own arguments
 plant_kernel() {
 	local name=$1 file=$ptree/${kfile[$1]} script=${ksed[$1]} marker=${kmarker[$1]} gone=${kgone[$1]:-} ok=0
 	[[ -n $built ]] || { echo "plants.sh: $tree/.lab-built is missing: build the lab's kernel first" >&2; exit 1; }
@@ -704,6 +705,26 @@ sec_detectors() {
 			grep -qx 'lockdep_after_suite failed: lockdep still on after the suite: not ok' "$plants/leak.judged" && ok=1
 		verdict "lock debugging turned off silently during the suite turns the run red (lockdep_after_suite)" "$ok" \
 			"$([[ $ok == 1 ]] || echo "status $rc; see $plants/leak.judged")"
+		# A program that turns the fork switch on (and off again) without being one of
+		# ktap.SWITCH_SETTERS: the program after it ran with DEBUG_VM's check of pinned pages
+		# off, which the judge must say (from the taint its frame carries).
+		printf '#!/bin/sh
+echo 1 >/proc/sys/vm/fork_share_pinned && echo 0 >/proc/sys/vm/fork_share_pinned || exit 1
+%s
+' \
+			"printf 'TAP version 13\n1..1\nok 1 the fork switch turned on and off (a plant)\n'" >"$plants/switchon_test"
+		chmod +x "$plants/switchon_test"
+		rc=0
+		"$top/vm/run" --name plant-switchon --out "$plants/switchon.data" \
+			--add "$plants/switchon_test:/lab/tests/switchon_test" -- \
+			/lab/guest/run-tests switchon_test madvise_test:dontfork_sets_dc >"$plants/switchon.out" 2>&1 || rc=$?
+		"$py" "$top/tests/ktap.py" data "$plants/switchon.data" --debug 1 >"$plants/switchon.judged" || true
+		ok=0
+		grep -q '^switchon_test ok$' "$plants/switchon.judged" &&
+			grep -q '^madvise_test failed: ran after vm.fork_share_pinned had been on in its boot (taint U)' \
+				"$plants/switchon.judged" && ok=1
+		verdict "a program that turns the fork switch on, unlisted, leaves DEBUG_VM unchecked for the next, which the judge says" "$ok" \
+			"$([[ $ok == 1 ]] || echo "status $rc; see $plants/switchon.judged")"
 	else
 		# A debug run whose guest never hands over its detectors' reports (here: the normal kernel,
 		# which has neither) must fail in run-all, not pass as a guest with nothing to report.

@@ -9,7 +9,9 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -285,6 +287,106 @@ TEST(a_file_holds_at_most_max_handles)
 	close(fd);
 	close(fd2);
 	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("closing released everything");
+	munmap(buf, LAB_PAGE);
+}
+
+/*
+ * The handle table's lock is global: a file's release must not hold it for its whole list. With
+ * PINDMA_MAX_HANDLES handles, count through the kernel's own tracer how many handles are erased
+ * from the table (__xa_erase()) in one hold of its lock (_raw_spin_lock() on the xarray whose
+ * entries those erases remove; its lock is the xarray's first member): kprobe events, for this
+ * process only, in a tracefs instance of its own.
+ */
+#define TRACEFS "/sys/kernel/tracing"
+static const char *const hold_probes[] = {
+	"p:lab_limit/lock _raw_spin_lock lock=%di:x64",
+	"p:lab_limit/erase __xa_erase xa=%di:x64",
+};
+
+static int kprobes(bool define)
+{
+	int fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND), ret = 0;
+	char line[96];
+
+	if (fd < 0)
+		return -1;
+	for (unsigned int i = 0; i < sizeof(hold_probes) / sizeof(hold_probes[0]); i++) {
+		if (define)
+			snprintf(line, sizeof(line), "%s\n", hold_probes[i]);
+		else
+			snprintf(line, sizeof(line), "-:%.*s\n",
+				 (int)strcspn(hold_probes[i] + 2, " "), hold_probes[i] + 2);
+		if (write(fd, line, strlen(line)) < 0 && !(define && errno == EEXIST))
+			ret = -1;
+	}
+	close(fd);
+	return ret;
+}
+
+/* The trace's events this test reads at most: the release's locks and erases, and more. */
+#define MAX_EVENTS (1 << 18)
+
+TEST(release_erases_each_handle_in_a_hold_of_its_own)
+{
+	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	static struct { unsigned long long addr; bool erase; } ev[MAX_EVENTS];
+	int fd = pindma_open(), erased = 0, run = 0, most = 0, holds = 0, n = 0;
+	unsigned long long xa = 0;
+	char inst[64], path[128], line[256];
+	uint32_t h;
+	FILE *f;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (tracefs)");
+	for (int i = 0; i < PINDMA_MAX_HANDLES; i++)
+		ASSERT_EQ(0, pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h));
+	ASSERT_EQ(0, kprobes(true));
+	snprintf(inst, sizeof(inst), TRACEFS "/instances/lab-limit-%d", getpid());
+	ASSERT_TRUE(!mkdir(inst, 0700) || errno == EEXIST);
+	snprintf(line, sizeof(line), "common_pid == %d", getpid());
+	snprintf(path, sizeof(path), "%s/events/lab_limit/filter", inst);
+	ASSERT_EQ(0, lab_write_str(path, line));
+	snprintf(path, sizeof(path), "%s/buffer_size_kb", inst);
+	ASSERT_EQ(0, lab_write_str(path, "4096"));
+	snprintf(path, sizeof(path), "%s/events/lab_limit/enable", inst);
+	ASSERT_EQ(0, lab_write_str(path, "1"));
+	close(fd);
+	lab_write_str(path, "0");
+	snprintf(path, sizeof(path), "%s/trace", inst);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	/* The table is the xarray the first erase names: a hold of it begins at each lock of it. */
+	while (fgets(line, sizeof(line), f) && n < MAX_EVENTS) {
+		char *p = strstr(line, " xa=0x"), *q = strstr(line, " lock=0x");
+
+		if (p && sscanf(p, " xa=0x%llx", &ev[n].addr) == 1)
+			ev[n++].erase = true;
+		else if (q && sscanf(q, " lock=0x%llx", &ev[n].addr) == 1)
+			ev[n++].erase = false;
+	}
+	for (int i = 0; i < n && !xa; i++)
+		xa = ev[i].erase ? ev[i].addr : 0;
+	for (int i = 0; i < n; i++) {
+		if (ev[i].addr != xa)
+			continue;
+		if (!ev[i].erase) {
+			holds++;
+			run = 0;
+			continue;
+		}
+		erased++;
+		most = ++run > most ? run : most;
+	}
+	fclose(f);
+	rmdir(inst);
+	kprobes(false);
+	TH_LOG("%d handles erased from the table at release, in %d holds of its lock; at most %d "
+	       "in one", erased, holds, most);
+	EXPECT_EQ(PINDMA_MAX_HANDLES, erased) TH_LOG("the trace did not see every erase");
+	EXPECT_LT(0, holds) TH_LOG("the trace saw no lock of the table");
+	EXPECT_EQ(1, most);
 	munmap(buf, LAB_PAGE);
 }
 

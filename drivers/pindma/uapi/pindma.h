@@ -43,7 +43,7 @@
  * to it, so this is 16384 pins of one page, a 128th of where the count
  * overflows.
  */
-#define PINDMA_MAX_PAGE_REFS	(1 << 24)
+#define PINDMA_MAX_PAGE_REFS	0x1000000	/* 2^24 */
 
 /* DMA engines; a request names one, the reply says which one served it. */
 #define PINDMA_ENGINE_AUTO	0	/* edu when bound, else CPU */

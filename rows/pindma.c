@@ -8,6 +8,7 @@
 
 #include "pindma.h"
 #include "row.h"
+#include "why.h"
 
 static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 {
@@ -134,6 +135,7 @@ static unsigned int why_checks(const struct record *rec, struct check *c)
 	const struct copy *fork = copy_at(rec, true), *fault = copy_at(rec, false);
 	const struct page_state *drv = &rec->page_state[STEP_AFTER_FORK][PARTY_DEVICE];
 	unsigned int k = 0;
+	const char *name;
 
 	for (int s = STEP_BEFORE_FORK; s < NSTEPS; s++)
 		CHECK(rec->page_state[s][PARTY_PARENT].valid &&
@@ -153,8 +155,8 @@ static unsigned int why_checks(const struct record *rec, struct check *c)
 		CHECK(!rec->n_copies, "the kernel's trace shows no copy: no PFN moved");
 	}
 	if (r->pindma.mode == PINDMA_MODE_GUP)
-		CHECK(drv->valid && drv->refcount > drv->mapcount, "the driver's page has a refcount "
-		      "above its mapcount after the fork (the GUP reference)");
+		CHECK(drv->valid && drv->refcount > why_mapcount(drv, &name), "the driver's page has a "
+		      "refcount above its map count after the fork (the GUP reference)");
 	return k;
 }
 

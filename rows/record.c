@@ -84,7 +84,8 @@ static const struct field *const obs_fields[FAM_COUNT] = {
 static const struct field state_fields[] = {
 	{ "pfn", F_U64, offsetof(struct page_state, pfn), 0 },
 	{ "refcount", F_I64, offsetof(struct page_state, refcount), 0 },
-	{ "mapcount", F_I64, offsetof(struct page_state, mapcount), 0 },
+	{ "page_mapcount", F_I64, offsetof(struct page_state, page_mapcount), 0 },
+	{ "folio_mapcount", F_I64, offsetof(struct page_state, folio_mapcount), 0 },
 	{ "pincount", F_I64, offsetof(struct page_state, pincount), 0 },
 	{ "maybe_pinned", F_BOOL, offsetof(struct page_state, maybe_pinned), 0 },
 	{ "anon_exclusive", F_BOOL, offsetof(struct page_state, anon_exclusive), 0 },

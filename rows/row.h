@@ -110,7 +110,9 @@ struct page_state {
 	bool valid;		/* read; false: no page there, or not read */
 	uint64_t pfn;
 	int64_t refcount;
-	int64_t mapcount;
+	/* -1 for the one the kernel does not keep: 6.1 keeps the page's, 6.12 the folio's */
+	int64_t page_mapcount;
+	int64_t folio_mapcount;
 	int64_t pincount;	/* -1 where the kernel keeps none (small folios) */
 	bool maybe_pinned;
 	bool anon_exclusive;

@@ -31,7 +31,7 @@ struct field {
 
 static const struct field pindma_fields[] = {
 	P(F_U64, drv_before), P(F_U64, par_before), P(F_U64, par_fork), P(F_U64, child_fork),
-	P(F_U64, drv_after), P(F_U64, par_after), P(F_U64, child_after),
+	P(F_U64, drv_after), P(F_U64, par_after), P(F_U64, child_after), P(F_U64, repin),
 	P(F_BOOL, control_moved), P(F_BOOL, device_write_seen), P(F_BOOL, parent_write_seen),
 	P(F_BOOL, device_reads_own), P(F_BOOL, child_has_range), P(F_BOOL, child_prefork),
 	P(F_STR, child_sees), P(F_U32, engine), P(F_BOOL, thp), P(F_BOOL, hugetlb),

@@ -382,6 +382,7 @@ void why_print(FILE *f, const struct record *rec)
 	static char said_note[sizeof(rec->why_note)];
 	const struct era_rules *rules = expect_rules();
 	const struct page_state *s;
+	bool repin = rec->row->pindma.repin_ro;
 	const char *rule;
 	uint64_t seen[8];
 	int n = 0, p;
@@ -394,7 +395,7 @@ void why_print(FILE *f, const struct record *rec)
 		if (!s->valid)
 			continue;
 		fprintf(f, "      %s: the parent's ", step == STEP_BEFORE_FORK ? "before the fork" :
-			"before its write");
+			repin ? "before its re-pin" : "before its write");
 		state_words(f, s, letter(seen, &n, s->pfn));
 		fprintf(f, "\n");
 	}
@@ -413,7 +414,7 @@ void why_print(FILE *f, const struct record *rec)
 		if (c->valid && c->pfn != s->pfn)
 			fprintf(f, "      the child has its own page %c: %s\n",
 				letter(seen, &n, c->pfn), rules->fork_copies_pinned);
-		rule = huge ? rules->hugetlb_reuse : rules->write_fault_reuse;
+		rule = huge ? rules->hugetlb_reuse : repin ? rules->unshare : rules->write_fault_reuse;
 		if (rule != said_rule)
 			fprintf(f, "      rule: %s\n", rule);
 		said_rule = rule;
@@ -422,11 +423,14 @@ void why_print(FILE *f, const struct record *rec)
 				letter(seen, &n, s->pfn), sname, (long long)smap,
 				smap == 1 ? "reuses it" : "copies it");
 		else
-			fprintf(f, "      page %c is %s, so the parent's write %s\n",
+			fprintf(f, "      page %c is %s, so the parent's %s %s\n",
 				letter(seen, &n, s->pfn), s->anon_exclusive ? "exclusive" :
 				s->refcount == 1 ? "not exclusive but referenced once" :
 				"neither exclusive nor referenced once",
-				s->anon_exclusive || s->refcount == 1 ? "reuses it" : "copies it");
+				repin ? "read-only pin" : "write",
+				s->anon_exclusive ? (repin ? "pins it as it is" : "reuses it") :
+				s->refcount == 1 ? "reuses it" :
+				repin ? "takes the unshare fault, which copies it" : "copies it");
 	}
 	for (unsigned int i = 0; i < rec->n_copies; i++) {
 		const struct copy *c = &rec->copies[i];

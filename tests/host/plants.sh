@@ -193,12 +193,35 @@ kfile[crash_write_wait]=mm/fadvise.c
 # only WRITE_WAIT planted, ASYNC_WRITE's I/O finished before the cut on CI's busy host: green).
 ksed[crash_write_wait]='/advice == LINUX_FADV_ASYNC_WRITE)$/{n;s/.*/\t\treturn 0; \/* plant *\//};/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn 0; \/* plant *\//}'
 kmarker[crash_write_wait]='return 0; /* plant */'
-# The fix's two lines out of sanity_check_pinned_pages(), and a 20 ms sleep between GUP-fast's
-# write_protect_seq check and the check itself, where a fork() can now come in.
+# A gate where sanity_check_pinned_pages() has read "the switch was ever on" and not yet looked at
+# the pages: it waits (20 s at most) for the switch to come on, then (2 s at most) for a fork() to
+# share the first page pinned, and says so. A gate, not a sleep: however slow the guest, the first
+# enable and the fork() that shares come inside the window, which fork_pin_race_test's first case
+# races.
+gup_gate=$(cat <<'EOF'
+/* plant: a fork() let in between "the switch was ever on" and the check */
+static void plant_gate(struct page **pages, unsigned long npages)
+{
+	unsigned long until = jiffies + 20 * HZ;
+
+	if (!npages || !PageAnon(pages[0]))
+		return;
+	while (!fork_shares_pinned_pages() && time_before(jiffies, until))
+		msleep(1);
+	until = jiffies + 2 * HZ;
+	while (PageAnonExclusive(pages[0]) && time_before(jiffies, until))
+		msleep(1);
+	if (!PageAnonExclusive(pages[0]))
+		pr_info("plant: a fork() shared the pinned page inside the window");
+}
+EOF
+)
 kfile[gup_fast_race]=mm/gup.c
-ksed[gup_fast_race]='/if (pinned_pages_may_be_shared())$/{N;d};s/^\(\t*\)sanity_check_pinned_pages(pages, nr_pinned);/\1msleep(20); \/* plant *\/\n&/;s/^#include <linux\/sysctl.h>/&\n#include <linux\/delay.h>/'
-kmarker[gup_fast_race]='msleep(20); /* plant */'
-kgone[gup_fast_race]='if (pinned_pages_may_be_shared())'
+ksed[gup_fast_race]="/^static inline void sanity_check_pinned_pages(struct page \*\*pages,\$/i\\
+$(sed 's/\\/\\\\/g; s/$/\\/' <<<"$gup_gate")
+
+/^\tif (pinned_pages_may_be_shared())\$/{n;s/\$/\n\tplant_gate(pages, npages); \/* plant *\//};s/^#include <linux\/sysctl.h>/&\n#include <linux\/delay.h>/"
+kmarker[gup_fast_race]='plant_gate(pages, npages); /* plant */'
 # plant_kernel NAME: the tree with ksed[NAME] applied to kfile[NAME], which must then hold
 # kmarker[NAME] (and no longer kgone[NAME]), built (only FILE's object and the link are redone) and kept
 # as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
@@ -580,8 +603,9 @@ sec_kernels() {
 			VM_SMP=2 VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
 				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
 			ok=0
-			[[ $rc != 0 ]] && grep -q 'kernel BUG at mm/gup.c' "$plants/gup_fast.out" && ok=1
-			verdict "GUP-fast's window against fork() widened, without 0002's fix for it, turns the run red (vm/run: bug)" \
+			[[ $rc != 0 ]] && grep -q 'kernel BUG at mm/gup.c' "$plants/gup_fast.out" &&
+				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_fast.data" && ok=1
+			verdict "a fork() let into GUP-fast's check after it read the switch, racing its first enable, turns the run red (vm/run: bug)" \
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
 			;;
 		esac

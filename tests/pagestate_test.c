@@ -77,7 +77,7 @@ TEST(thp_tail_is_exclusive_as_its_head)
 	munmap(map, 2 * HPAGE);
 }
 
-#define SPLITS 200
+#define SPLITS 100
 
 struct shared {
 	volatile uint64_t pfn;	/* the THP's first PFN while it lives, 0 between THPs */
@@ -103,17 +103,32 @@ static int reader(struct shared *sh)
 	return 0;
 }
 
+FIXTURE(split)
+{
+};
+
+FIXTURE_SETUP(split)
+{
+	/* The reader must run while the split does, not only between its time slices. */
+	LAB_NEEDS_CPUS(2);
+}
+
+FIXTURE_TEARDOWN(split)
+{
+}
+
 /*
  * The page state of THPs while the kernel splits them (debugfs split_huge_pages, the folio split
  * itself, not only its PMD), SPLITS times: no read may fail for anything but a folio that kept
  * changing, and the console must stay clean (vm/run): 6.12's folio_large_mapcount() WARNs when the
- * folio it was asked about split meanwhile, so the file must not ask it.
+ * folio it was asked about split meanwhile, so the file must not ask it. The debug kernel takes
+ * minutes where the normal one takes seconds.
  */
-TEST(reading_thps_while_they_split_stays_clean)
+TEST_F_TIMEOUT(split, reading_thps_while_they_split_stays_clean, 600)
 {
 	struct shared *sh = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 				 -1, 0);
-	int split = open(SPLIT, O_WRONLY), thps = 0, status;
+	int split = open(SPLIT, O_WRONLY), thps = 0, splits = 0, status;
 	char cmd[96];
 	pid_t pid;
 
@@ -136,15 +151,19 @@ TEST(reading_thps_while_they_split_stays_clean)
 			snprintf(cmd, sizeof(cmd), "%d,0x%lx,0x%lx", getpid(), (unsigned long)thp,
 				 (unsigned long)thp + HPAGE);
 			EXPECT_EQ((ssize_t)strlen(cmd), write(split, cmd, strlen(cmd)));
-			EXPECT_EQ(0ULL, lab_page_flags(thp) & (1ULL << KPF_THP)) TH_LOG("not split");
+			/*
+			 * The kernel skips a folio with a reference it cannot account for, such as
+			 * a per-CPU LRU batch's on another CPU (seen: 2 of 100 on the debug kernel).
+			 */
+			splits += !(lab_page_flags(thp) & (1ULL << KPF_THP));
 		}
 		munmap(map, 2 * HPAGE);
 		sh->pfn = 0;
 	}
 	sh->stop = 1;
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	TH_LOG("%d THPs split, %ld page states read beside them", thps, sh->reads);
-	EXPECT_LT(SPLITS / 2, thps) TH_LOG("too few THPs came to split");
+	TH_LOG("%d of %d THPs split, %ld page states read beside them", splits, thps, sh->reads);
+	EXPECT_LT(SPLITS / 2, splits) TH_LOG("too few THPs came or split");
 	EXPECT_LT(0, sh->reads);
 	EXPECT_EQ(0, sh->failed);
 	close(split);

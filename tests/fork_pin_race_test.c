@@ -40,7 +40,7 @@
 /* FOLL_WRITE, 0x01 in 6.1's and 6.12's gup flags; gup_test takes the raw flags. */
 #define GUP_FOLL_WRITE 0x01
 #define NPAGES 16
-#define FORKS 300
+#define FORKS 150
 
 struct race {
 	int gup_fd;

@@ -77,7 +77,7 @@ TEST(thp_tail_is_exclusive_as_its_head)
 	munmap(map, 2 * HPAGE);
 }
 
-#define SPLITS 100
+#define SPLITS 50
 
 struct shared {
 	volatile uint64_t pfn;	/* the THP's first PFN while it lives, 0 between THPs */

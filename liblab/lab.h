@@ -125,7 +125,12 @@ const char *lab_wait_status(int status, char *buf, size_t n);
 /* The kernel's view of one page, from pindma's root-only debugfs file (drivers/pindma/pagestate.c). */
 struct lab_page_state {
 	uint64_t pfn;
-	int64_t refcount, mapcount;
+	int64_t refcount;
+	/*
+	 * The map count the kernel keeps, -1 for the one it does not: 6.1 the page's
+	 * (page_mapcount()), 6.12 its folio's (folio_mapcount()).
+	 */
+	int64_t page_mapcount, folio_mapcount;
 	int64_t pincount;	/* -1: the kernel keeps none (a small folio's pins are in its refcount) */
 	int maybe_pinned, anon_exclusive;
 };

@@ -106,7 +106,9 @@ int lab_page_state(uint64_t pfn, struct lab_page_state *st)
 	int fd = open("/sys/kernel/debug/pindma/page_state", O_RDWR | O_CLOEXEC), ret = -1;
 	char out[256];
 	ssize_t n;
-	int large, anon;
+	int large, anon, used = 0;
+	char name[16];
+	int64_t mapcount;
 
 	memset(st, 0, sizeof(*st));
 	if (fd < 0)
@@ -119,12 +121,16 @@ int lab_page_state(uint64_t pfn, struct lab_page_state *st)
 	if (n <= 0)
 		goto out;
 	out[n] = 0;
-	if (sscanf(out, "pfn=%*x refcount=%" SCNd64 " mapcount=%" SCNd64 " pincount=%" SCNd64
-		   " maybe_pinned=%d anon=%d anon_exclusive=%d large=%d", &st->refcount, &st->mapcount,
-		   &st->pincount, &st->maybe_pinned, &anon, &st->anon_exclusive, &large) != 7) {
+	if (sscanf(out, "pfn=%*x refcount=%" SCNd64 " %15[a-z_]=%" SCNd64 " pincount=%" SCNd64
+		   " maybe_pinned=%d anon=%d anon_exclusive=%d large=%d%n", &st->refcount, name,
+		   &mapcount, &st->pincount, &st->maybe_pinned, &anon, &st->anon_exclusive, &large,
+		   &used) != 8 || !used || (strcmp(name, "page_mapcount") &&
+					    strcmp(name, "folio_mapcount"))) {
 		errno = EPROTO;
 		goto out;
 	}
+	st->page_mapcount = strcmp(name, "page_mapcount") ? -1 : mapcount;
+	st->folio_mapcount = strcmp(name, "folio_mapcount") ? -1 : mapcount;
 	st->pfn = pfn;
 	ret = 0;
 out:

@@ -41,6 +41,15 @@ static const struct expectation v6_1[] = {
 	 * is reused, and the pin is a reference: the switch brings back fork's sharing, not that.
 	 */
 	{ "pin-switch-on-child-exited", "ORPHANED" },
+	/*
+	 * A read-only FOLL_PIN of an anon page that is not exclusive, as fork left the shared one,
+	 * takes the unshare fault (gup_must_unshare(), a7f226604170 "mm/gup: trigger
+	 * FAULT_FLAG_UNSHARE when R/O-pinning a possibly shared anonymous page" and c89357e27f20
+	 * "mm: support GUP-triggered unsharing of anonymous pages", 5.19), which copies it for the
+	 * parent as a write would (wp_page_copy()): the first pin stays on the child's page with
+	 * no write at all. 6.12 does the same.
+	 */
+	{ "pin-switch-on-repin-ro", "ORPHANED" },
 	{ "pin-thp", "COHERENT" },
 	{ "pin-thp-dontfork", "COHERENT" },
 	{ "pin-switch-on-thp", "ORPHANED" },
@@ -143,7 +152,9 @@ static const struct expectation v6_12[] = {
  * The rules the "why" lines state, per era. 6.1: the fork-time copy is copy_present_page() when
  * page_needs_cow_for_dma() (70e806e4e645, 5.9); a write fault reuses an anon page that is
  * PageAnonExclusive (6c287605fd56, 5.19) or referenced only by its mapping (09854ba94c6a, 5.9);
- * hugetlb_wp() reuses a page mapped once. 6.12: the same rules through folios.
+ * hugetlb_wp() reuses a page mapped once; a read-only FOLL_PIN of an anon page that is not
+ * exclusive takes the unshare fault, whose reuse rule is the write fault's (a7f226604170, 5.19).
+ * 6.12: the same rules through folios.
  * The copy functions are listed innermost first, each followed by the caller a stack names when the
  * build inlined it: copy_present_page() into copy_pte_range() and that into copy_page_range(), and
  * wp_page_copy() into do_wp_page() (6.12's build inlines both copy functions; why.c says so in the
@@ -155,6 +166,9 @@ static const struct era_rules rules_6_1 = {
 	.write_fault_reuse = "a write fault reuses an anon page only if it is exclusive or its "
 			     "refcount is 1 (do_wp_page); otherwise wp_page_copy copies",
 	.hugetlb_reuse = "a hugetlb write fault reuses the page if it is mapped once (hugetlb_wp)",
+	.unshare = "a read-only pin of an anon page that is not exclusive takes the unshare fault "
+		   "(gup_must_unshare), which reuses it as a write fault would or copies it "
+		   "(wp_page_copy), writing nothing",
 	.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range copy_pte_range "
 			 "copy_page_range",
 	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page do_wp_page",
@@ -167,6 +181,9 @@ static const struct era_rules rules_6_12 = {
 	.write_fault_reuse = "a write fault reuses an anon folio only if it is exclusive or its "
 			     "refcount is 1 (wp_can_reuse_anon_folio); otherwise wp_page_copy copies",
 	.hugetlb_reuse = "a hugetlb write fault reuses the folio if it is mapped once (hugetlb_wp)",
+	.unshare = "a read-only pin of an anon folio that is not exclusive takes the unshare fault "
+		   "(gup_must_unshare), which reuses it as a write fault would or copies it "
+		   "(wp_page_copy), writing nothing",
 	.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range copy_pte_range "
 			 "copy_page_range",
 	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page do_wp_page",

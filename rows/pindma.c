@@ -8,6 +8,7 @@
 
 #include "pindma.h"
 #include "row.h"
+#include "why.h"
 
 static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 {
@@ -34,6 +35,17 @@ static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 		return snprintf(why, n, "the device did not read back what it wrote"), NULL;
 	if (!o->drv_after || !o->par_after)
 		return snprintf(why, n, "a PFN was not read"), NULL;
+	/* A re-pin row's parent wrote nothing for the device to read: the device's write decides. */
+	if (rec->row->pindma.repin_ro) {
+		if (o->device_write_seen && o->drv_after == o->par_after)
+			return "COHERENT";
+		if (!o->device_write_seen && o->drv_after != o->par_after)
+			return "ORPHANED";
+		snprintf(why, n, "dev->par %d, driver %llx, parent %llx disagree",
+			 o->device_write_seen, (unsigned long long)o->drv_after,
+			 (unsigned long long)o->par_after);
+		return NULL;
+	}
 	if (o->device_write_seen && o->parent_write_seen && o->drv_after == o->par_after)
 		return "COHERENT";
 	if (!o->device_write_seen && !o->parent_write_seen && o->drv_after != o->par_after)
@@ -94,6 +106,10 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 		return k;
 	}
 	CHECK(o->drv_before == o->par_before, "the driver held the parent's page when pinned");
+	if (r->pindma.repin_ro) {
+		CHECK(o->repin == o->par_after, "the read-only re-pin holds the parent's page");
+		CHECK(!o->parent_write_seen, "the parent wrote nothing the device could read");
+	}
 	if (strcmp(rec->engine, "auto"))
 		CHECK(!strcmp(rec->engine, o->engine == PINDMA_ENGINE_EDU ? "edu" : "cpu"),
 		      "the driver says the engine asked for served the DMA");
@@ -145,6 +161,7 @@ static unsigned int why_checks(const struct record *rec, struct check *c)
 	const struct copy *fork = copy_at(rec, true), *fault = copy_at(rec, false);
 	const struct page_state *drv = &rec->page_state[STEP_AFTER_FORK][PARTY_DEVICE];
 	unsigned int k = 0;
+	const char *name;
 
 	for (int s = STEP_BEFORE_FORK; s < NSTEPS; s++)
 		CHECK(rec->page_state[s][PARTY_PARENT].valid &&
@@ -152,6 +169,12 @@ static unsigned int why_checks(const struct record *rec, struct check *c)
 		      "the kernel reported the page state at every step");
 	if (r->dontfork && !r->dofork) {
 		CHECK(!rec->n_copies, "under MADV_DONTFORK the kernel's trace shows no copy");
+	} else if (o->par_after != o->par_before && r->pindma.repin_ro) {
+		CHECK(fault && !strcmp(fault->for_whom, "parent") && !strcmp(fault->at, "unshare") &&
+		      fault->new_pfn == o->par_after,
+		      "the kernel's trace shows the re-pin's unshare fault making the parent's new "
+		      "page");
+		CHECK(!fork, "and no copy at fork");
 	} else if (o->par_after != o->par_before) {
 		CHECK(fault && !strcmp(fault->for_whom, "parent") && fault->new_pfn == o->par_after,
 		      "the kernel's trace shows the parent's write making its new page");
@@ -164,8 +187,8 @@ static unsigned int why_checks(const struct record *rec, struct check *c)
 		CHECK(!rec->n_copies, "the kernel's trace shows no copy: no PFN moved");
 	}
 	if (r->pindma.mode == PINDMA_MODE_GUP)
-		CHECK(drv->valid && drv->refcount > drv->mapcount, "the driver's page has a refcount "
-		      "above its mapcount after the fork (the GUP reference)");
+		CHECK(drv->valid && drv->refcount > why_mapcount(drv, &name), "the driver's page has a "
+		      "refcount above its map count after the fork (the GUP reference)");
 	return k;
 }
 
@@ -226,7 +249,8 @@ static void pindma_line(FILE *f, unsigned int i, const struct record *rec)
 		fprintf(f, "%2u %-34s %-5s %-4s %-8s %-8s %-8s %-13s %-20s %-13s %-9s %-8s %-8s %s\n",
 			i, r->name, mode_name(r->pindma.mode), mem_name(r->mem),
 			r->dofork ? "then DO" : yes(r->dontfork),
-			dev ? yes(o->device_write_seen) : "-", dev ? yes(o->parent_write_seen) : "-",
+			dev ? yes(o->device_write_seen) : "-",
+			dev && !r->pindma.repin_ro ? yes(o->parent_write_seen) : "-",
 			dev ? drv : "-", par, chi, o->child_sees, rec->observed,
 			rec->expected[0] ? rec->expected : "none", record_status_name(rec->status));
 }

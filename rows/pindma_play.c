@@ -2,9 +2,9 @@
 /*
  * Playing a pindma row: a page of anonymous memory (a base page, a page of a PMD-mapped THP or of
  * a hugetlb page), optionally MADV_DONTFORK (and DOFORK), held by pindma (or only mlock()ed); a
- * control transfer shows the device reaches the parent's page; then fork, a parent write, a device
- * write and a device read. Every party's PFN is read before the fork, after it and after the
- * write. The child answers over the lab's parent/child pipes, so it stays alive across the write.
+ * control transfer shows the device reaches the parent's page; then fork, a parent write (or, for a
+ * re-pin row, a second pin of the page without WRITE and no write at all), a device write and a
+ * device read. Every party's PFN is read before the fork, after it and after the write. The child answers over the lab's parent/child pipes, so it stays alive across the write.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -175,7 +175,7 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	struct pindma_obs *o = &rec->pindma;
 	struct stage st = { .row = r, .page = page };
 	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
-	uint32_t handle = 0, eng = PINDMA_ENGINE_AUTO, used;
+	uint32_t handle = 0, repin = 0, eng = PINDMA_ENGINE_AUTO, used;
 	char seen[OFF_DEVICE + TAG], wsbuf[48];
 	uint64_t src, dst, count;
 	struct child_report cr;
@@ -243,8 +243,21 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	why_step(rec, STEP_AFTER_FORK, o->drv_before, o->par_fork,
 		 r->child == CHILD_EXITS ? 0 : o->child_fork);
 
-	/* The parent writes: the copy-on-write fault, if the page is shared. */
-	memcpy(page + OFF_PARENT, PARENT, TAG);
+	if (r->pindma.repin_ro) {
+		/* Or pins it again, read-only: the unshare fault, if the page is shared. */
+		ret = pindma_pin(fd, page, LAB_PAGE, r->pindma.mode, 0, &repin);
+		if (ret) {
+			errno = -ret;
+			ret = row_fail(rec, "the read-only re-pin");
+			goto out;
+		}
+		ret = -1;
+		if (query(rec, fd, repin, &o->repin))
+			goto out;
+	} else {
+		/* The parent writes: the copy-on-write fault, if the page is shared. */
+		memcpy(page + OFF_PARENT, PARENT, TAG);
+	}
 	if (present_pfn(rec, page, &o->par_after, "parent's"))
 		goto out;
 	why_step(rec, STEP_AFTER_WRITE, o->drv_before, o->par_after,
@@ -303,8 +316,12 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	ret = 0;
 out:
 	lab_child_end(&child);
-	if (handle) {
-		unpinned = pindma_unpin(fd, handle);
+	for (int i = 0; i < 2; i++) {
+		uint32_t h = i ? repin : handle;
+
+		if (!h)
+			continue;
+		unpinned = pindma_unpin(fd, h);
 		if (unpinned && !ret) {
 			errno = -unpinned;
 			ret = row_fail(rec, "unpin");

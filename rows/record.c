@@ -31,7 +31,7 @@ struct field {
 
 static const struct field pindma_fields[] = {
 	P(F_U64, drv_before), P(F_U64, par_before), P(F_U64, par_fork), P(F_U64, child_fork),
-	P(F_U64, drv_after), P(F_U64, par_after), P(F_U64, child_after),
+	P(F_U64, drv_after), P(F_U64, par_after), P(F_U64, child_after), P(F_U64, repin),
 	P(F_BOOL, control_moved), P(F_BOOL, device_write_seen), P(F_BOOL, parent_write_seen),
 	P(F_BOOL, device_reads_own), P(F_BOOL, child_has_range), P(F_BOOL, child_prefork),
 	P(F_STR, child_sees), P(F_U32, engine), P(F_I64, edu_irqs), P(F_U64, edu_dst_pfn),
@@ -82,7 +82,8 @@ static const struct field *const obs_fields[FAM_COUNT] = {
 static const struct field state_fields[] = {
 	{ "pfn", F_U64, offsetof(struct page_state, pfn), 0 },
 	{ "refcount", F_I64, offsetof(struct page_state, refcount), 0 },
-	{ "mapcount", F_I64, offsetof(struct page_state, mapcount), 0 },
+	{ "page_mapcount", F_I64, offsetof(struct page_state, page_mapcount), 0 },
+	{ "folio_mapcount", F_I64, offsetof(struct page_state, folio_mapcount), 0 },
 	{ "pincount", F_I64, offsetof(struct page_state, pincount), 0 },
 	{ "maybe_pinned", F_BOOL, offsetof(struct page_state, maybe_pinned), 0 },
 	{ "anon_exclusive", F_BOOL, offsetof(struct page_state, anon_exclusive), 0 },

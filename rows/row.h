@@ -77,6 +77,12 @@ struct row {
 	union {
 		struct {
 			uint32_t mode;	/* PINDMA_MODE_*, 0: mlock() only */
+			/*
+			 * After the fork the parent does not write: it pins the page again,
+			 * without WRITE (a read-only FOLL_PIN, as a read-only ibv_reg_mr() or
+			 * an io_uring buffer registration makes).
+			 */
+			bool repin_ro;
 		} pindma;
 		struct {
 			bool own_page;	/* the read fills whole pages; the parent writes another */
@@ -109,7 +115,9 @@ struct page_state {
 	bool valid;		/* read; false: no page there, or not read */
 	uint64_t pfn;
 	int64_t refcount;
-	int64_t mapcount;
+	/* -1 for the one the kernel does not keep: 6.1 keeps the page's, 6.12 the folio's */
+	int64_t page_mapcount;
+	int64_t folio_mapcount;
 	int64_t pincount;	/* -1 where the kernel keeps none (small folios) */
 	bool maybe_pinned;
 	bool anon_exclusive;
@@ -128,7 +136,8 @@ struct copy {
 struct pindma_obs {
 	uint64_t drv_before, par_before;	/* before the fork */
 	uint64_t par_fork, child_fork;		/* after the fork, before the write */
-	uint64_t drv_after, par_after, child_after; /* after the parent's write */
+	uint64_t drv_after, par_after, child_after; /* after the parent's write (or re-pin) */
+	uint64_t repin;		/* the page the parent's read-only re-pin holds (0: none) */
 	bool control_moved;	/* before the fork the device wrote and read bytes the parent saw */
 	bool device_write_seen;	/* the parent reads what the device wrote after the fork */
 	bool parent_write_seen;	/* the device reads what the parent wrote after the fork */
@@ -295,6 +304,7 @@ struct era_rules {
 	const char *fork_copies_pinned;	/* how fork treats a maybe-pinned anon page */
 	const char *write_fault_reuse;	/* when a write fault reuses a page rather than copying */
 	const char *hugetlb_reuse;	/* the same for hugetlb */
+	const char *unshare;		/* what a read-only FOLL_PIN does to a shared anon page */
 	/*
 	 * Where the kernel makes the copies (why.c reads them in its stack traces), most specific
 	 * first, blank-separated: at fork, and at a write fault or GUP's COW break or unshare; and

@@ -72,6 +72,11 @@ const struct row rows[] = {
 	  .note = "what the switch does not bring back: before 5.9 the write fault reused a page its "
 		  "mapcount said was the parent's alone; now the pin's reference makes it copy",
 	  .needs = PINDMA_NEEDS(KNOB_ON), .pindma.mode = PIN },
+	{ .name = "pin-switch-on-repin-ro", .family = FAM_PINDMA, .fork = true, .knob = KNOB_ON,
+	  .title = "PIN_LONGTERM, vm.fork_share_pinned=1, the parent pins again read-only, no write",
+	  .note = "the read-only pin of a page fork shared takes the unshare fault: the parent moves "
+		  "to a copy without writing, and the first pin stays with the child",
+	  .needs = PINDMA_NEEDS(KNOB_ON), .pindma = { .mode = PIN, .repin_ro = true } },
 	{ .name = "pin-thp", .family = FAM_PINDMA, .fork = true, .mem = MEM_THP,
 	  .title = "PIN_LONGTERM of a page in a PMD-mapped THP",
 	  .note = "fork cannot share a maybe-pinned THP: it splits the PMD and copies for the child",

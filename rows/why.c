@@ -4,7 +4,8 @@
  *
  * The page state: at each step, for the page of each party (the device's, from PINDMA_IOC_QUERY;
  * the parent's and the child's, from pagemap), what pindma's root-only debugfs file reports
- * (drivers/pindma/pagestate.c): refcount, mapcount, pin count, maybe DMA-pinned, PageAnonExclusive.
+ * (drivers/pindma/pagestate.c): refcount, map count (6.1 the page's, 6.12 the folio's), pin count,
+ * maybe DMA-pinned, PageAnonExclusive.
  * It is read by PFN without a reference, as /proc/kpagecount is, so reading does not move what the
  * copy-on-write decisions look at.
  *
@@ -73,7 +74,8 @@ void why_step(struct record *rec, enum step step, uint64_t device, uint64_t pare
 		}
 		*s = (struct page_state){
 			.valid = true, .pfn = pfn[p], .refcount = st.refcount,
-			.mapcount = st.mapcount, .pincount = st.pincount,
+			.page_mapcount = st.page_mapcount, .folio_mapcount = st.folio_mapcount,
+			.pincount = st.pincount,
 			.maybe_pinned = st.maybe_pinned, .anon_exclusive = st.anon_exclusive,
 		};
 	}
@@ -344,10 +346,23 @@ static char letter(uint64_t *seen, int *n, uint64_t pfn)
 	return 'A' + i;
 }
 
+int64_t why_mapcount(const struct page_state *s, const char **name)
+{
+	if (s->page_mapcount >= 0) {
+		*name = "page mapcount";
+		return s->page_mapcount;
+	}
+	*name = "folio mapcount";
+	return s->folio_mapcount;
+}
+
 static void state_words(FILE *f, const struct page_state *s, char l)
 {
-	fprintf(f, "page %c: refcount %lld, mapcount %lld, %s, %s", l, (long long)s->refcount,
-		(long long)s->mapcount, s->maybe_pinned ? "maybe pinned" : "not pinned",
+	const char *name;
+	int64_t mapcount = why_mapcount(s, &name);
+
+	fprintf(f, "page %c: refcount %lld, %s %lld, %s, %s", l, (long long)s->refcount, name,
+		(long long)mapcount, s->maybe_pinned ? "maybe pinned" : "not pinned",
 		s->anon_exclusive ? "exclusive" : "not exclusive");
 	if (s->pincount >= 0)
 		fprintf(f, ", pincount %lld", (long long)s->pincount);
@@ -367,6 +382,7 @@ void why_print(FILE *f, const struct record *rec)
 	static char said_note[sizeof(rec->why_note)];
 	const struct era_rules *rules = expect_rules();
 	const struct page_state *s;
+	bool repin = rec->row->pindma.repin_ro;
 	const char *rule;
 	uint64_t seen[8];
 	int n = 0, p;
@@ -379,7 +395,7 @@ void why_print(FILE *f, const struct record *rec)
 		if (!s->valid)
 			continue;
 		fprintf(f, "      %s: the parent's ", step == STEP_BEFORE_FORK ? "before the fork" :
-			"before its write");
+			repin ? "before its re-pin" : "before its write");
 		state_words(f, s, letter(seen, &n, s->pfn));
 		fprintf(f, "\n");
 	}
@@ -389,27 +405,32 @@ void why_print(FILE *f, const struct record *rec)
 		const struct page_state *c = &rec->page_state[STEP_AFTER_FORK][p];
 		const struct page_state *d = &rec->page_state[STEP_AFTER_FORK][PARTY_DEVICE];
 		bool huge = rec->row->mem == MEM_HUGETLB;
+		const char *dname, *sname;
+		int64_t dmap = why_mapcount(d, &dname), smap = why_mapcount(s, &sname);
 
-		if (d->valid && d->pfn == s->pfn && d->refcount > d->mapcount)
+		if (d->valid && d->pfn == s->pfn && d->refcount > dmap)
 			fprintf(f, "      the device holds the parent's page: refcount %lld exceeds its "
-				"mapcount %lld\n", (long long)d->refcount, (long long)d->mapcount);
+				"%s %lld\n", (long long)d->refcount, dname, (long long)dmap);
 		if (c->valid && c->pfn != s->pfn)
 			fprintf(f, "      the child has its own page %c: %s\n",
 				letter(seen, &n, c->pfn), rules->fork_copies_pinned);
-		rule = huge ? rules->hugetlb_reuse : rules->write_fault_reuse;
+		rule = huge ? rules->hugetlb_reuse : repin ? rules->unshare : rules->write_fault_reuse;
 		if (rule != said_rule)
 			fprintf(f, "      rule: %s\n", rule);
 		said_rule = rule;
 		if (huge)
-			fprintf(f, "      page %c has mapcount %lld, so the parent's write %s\n",
-				letter(seen, &n, s->pfn), (long long)s->mapcount,
-				s->mapcount == 1 ? "reuses it" : "copies it");
+			fprintf(f, "      page %c has %s %lld, so the parent's write %s\n",
+				letter(seen, &n, s->pfn), sname, (long long)smap,
+				smap == 1 ? "reuses it" : "copies it");
 		else
-			fprintf(f, "      page %c is %s, so the parent's write %s\n",
+			fprintf(f, "      page %c is %s, so the parent's %s %s\n",
 				letter(seen, &n, s->pfn), s->anon_exclusive ? "exclusive" :
 				s->refcount == 1 ? "not exclusive but referenced once" :
 				"neither exclusive nor referenced once",
-				s->anon_exclusive || s->refcount == 1 ? "reuses it" : "copies it");
+				repin ? "read-only pin" : "write",
+				s->anon_exclusive ? (repin ? "pins it as it is" : "reuses it") :
+				s->refcount == 1 ? "reuses it" :
+				repin ? "takes the unshare fault, which copies it" : "copies it");
 	}
 	for (unsigned int i = 0; i < rec->n_copies; i++) {
 		const struct copy *c = &rec->copies[i];

@@ -22,6 +22,13 @@ void why_fork_begin(struct record *rec);
 void why_fork_end(struct record *rec, uint64_t par_before, uint64_t child_fork,
 		  uint64_t par_after);
 
+/*
+ * The map count the kernel keeps for a page, and its name: 6.1's is the page's own
+ * (page_mapcount(), which counts the PMD of a THP too), 6.12's the whole folio's
+ * (folio_mapcount()); the two are not the same number for a page of a large folio.
+ */
+int64_t why_mapcount(const struct page_state *s, const char **name);
+
 /* A few lines under a row's picture: the state, the copies, and why, by the era's rules. */
 void why_print(FILE *f, const struct record *rec);
 /* --why NAME: only that, for a row. */

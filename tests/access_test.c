@@ -6,6 +6,9 @@
  * only with FOLL_PIN: GUP mode's long-term FOLL_GET is for CAP_SYS_ADMIN.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -225,6 +228,89 @@ TEST(info_shows_the_module_to_cap_sys_admin_only)
 	close(watch);
 	close(fd);
 	munmap(buf, 2 * LAB_PAGE);
+}
+
+/*
+ * The capability checks INFO makes, seen by the kernel's own tracer: a kprobe event on
+ * cap_capable() (what capable() and its _noaudit forms end in, with or without an LSM), its cap
+ * and opts arguments, in a tracefs instance of this test's own, for one process only.
+ */
+#define TRACEFS "/sys/kernel/tracing"
+#define CAP_PROBE "p:lab_access/cap_capable cap_capable cap=$arg3:s32 opts=$arg4:u32"
+/* include/linux/security.h: the check is not to be audited. */
+#define CAP_OPT_NOAUDIT 2
+
+static int nobody_calls_info(struct lab_child *c, void *arg)
+{
+	struct pindma_info i;
+	int fd = nobody_opens_pindma(8);
+
+	(void)arg;
+	if (fd < 0 || lab_child_report(c, "r", 1) || lab_child_wait(c) < 0)
+		return 10;
+	if (pindma_call(fd, PINDMA_IOC_INFO, &i))
+		return 11;
+	return lab_child_report(c, "d", 1) || lab_child_wait(c) < 0 ? 12 : 0;
+}
+
+/*
+ * INFO asks whether its caller has CAP_SYS_ADMIN on every call, to choose which counts to give.
+ * A user without it is not refused anything, so the check must not be audited: under an LSM an
+ * audited capable() logs a denial each time (ns_capable_noaudit(), as pin.c asks for
+ * CAP_IPC_LOCK only when over the limit).
+ */
+TEST(info_asks_for_cap_sys_admin_without_an_audit)
+{
+	char inst[64], path[128], line[512], r;
+	int audited = 0, quiet = 0, fd;
+	struct lab_child c;
+	FILE *f;
+
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (tracefs)");
+	fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND);
+	ASSERT_LE(0, fd);
+	ASSERT_TRUE(write(fd, CAP_PROBE "\n", strlen(CAP_PROBE) + 1) > 0 || errno == EEXIST);
+	close(fd);
+	snprintf(inst, sizeof(inst), TRACEFS "/instances/lab-access-%d", getpid());
+	ASSERT_TRUE(!mkdir(inst, 0700) || errno == EEXIST);
+	ASSERT_EQ(0, lab_child_start(&c, nobody_calls_info, NULL));
+	ASSERT_EQ(0, lab_child_read(&c, &r, 1));
+	snprintf(path, sizeof(path), "%s/events/lab_access/cap_capable/filter", inst);
+	snprintf(line, sizeof(line), "common_pid == %d", c.pid);
+	ASSERT_EQ(0, lab_write_str(path, line));
+	snprintf(path, sizeof(path), "%s/events/lab_access/cap_capable/enable", inst);
+	ASSERT_EQ(0, lab_write_str(path, "1"));
+	ASSERT_EQ(0, lab_child_go(&c, 'g'));
+	ASSERT_EQ(0, lab_child_read(&c, &r, 1));
+	lab_write_str(path, "0");
+	ASSERT_EQ(0, lab_child_go(&c, 'x'));
+	EXPECT_EQ(0, lab_child_reap(&c));
+	snprintf(path, sizeof(path), "%s/trace", inst);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, " cap=");
+		int cap, opts;
+
+		if (line[0] == '#' || !p || sscanf(p, " cap=%d opts=%d", &cap, &opts) != 2 ||
+		    cap != CAP_SYS_ADMIN)
+			continue;
+		if (opts & CAP_OPT_NOAUDIT)
+			quiet++;
+		else
+			audited++;
+	}
+	fclose(f);
+	rmdir(inst);
+	fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND);
+	if (fd >= 0 && write(fd, "-:lab_access/cap_capable\n", 25) < 0)
+		TH_LOG("the kprobe event stays defined: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	TH_LOG("INFO as nobody: CAP_SYS_ADMIN asked %d times with an audit, %d without",
+	       audited, quiet);
+	EXPECT_EQ(0, audited);
+	EXPECT_LE(1, quiet) TH_LOG("INFO must still ask (it gives root the module's counts)");
 }
 
 static int send_fd(int sock, int fd)

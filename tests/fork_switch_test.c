@@ -6,13 +6,16 @@
  * it is off again, and nothing leaks. The demo rows cover the plain PTE cases with DMA.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/kernel-page-flags.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,6 +85,47 @@ TEST(switch_exists_and_is_off_by_default)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 	ASSERT_EQ(0, lab_read_int(KNOB)) TH_LOG(KNOB " missing or on");
+}
+
+/* root with no capability left: euid 0 still opens the sysctl file for writing. */
+static int capless_root_writes_the_switch(void *arg)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct none[2] = { 0 };
+	int fd;
+
+	(void)arg;
+	if (syscall(SYS_capset, &hdr, none))
+		return 10;
+	fd = open(KNOB, O_WRONLY);
+	if (fd < 0)
+		return 11;
+	/* Neither on nor off: the sysctl is CAP_SYS_ADMIN's to write. */
+	if (write(fd, "1", 1) != -1 || errno != EPERM)
+		return 12;
+	if (write(fd, "0", 1) != -1 || errno != EPERM)
+		return 13;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The switch breaks DMA isolation between processes: only CAP_SYS_ADMIN may write it, as only
+ * CAP_SYS_RAWIO may write vm.mmap_min_addr. euid 0 alone, which the file's mode lets in, is not
+ * enough: EPERM, and the switch stays as it was.
+ */
+TEST(root_without_cap_sys_admin_cannot_write_it)
+{
+	int tainted = lab_read_int("/proc/sys/kernel/tainted"), status;
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+	ASSERT_EQ(0, lab_read_int(KNOB));
+	status = lab_in_child(capless_root_writes_the_switch, NULL);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("step %d failed (12: writing 1 was not EPERM)", WEXITSTATUS(status));
+	EXPECT_EQ(0, lab_read_int(KNOB)) TH_LOG("the switch changed");
+	EXPECT_EQ(tainted, lab_read_int("/proc/sys/kernel/tainted"));
+	knob_write(0);
 }
 
 /*

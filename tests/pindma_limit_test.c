@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pindma's accounting: pins are charged to the caller's pinned_vm (VmPin) against RLIMIT_MEMLOCK,
- * as ib_umem charges them, and CAP_IPC_LOCK lifts the limit.
+ * pindma's bounds: pins are charged to the caller's pinned_vm (VmPin) against RLIMIT_MEMLOCK, as
+ * ib_umem charges them, and to the user, as io_uring charges user->locked_vm, so that no fork, exec
+ * or inherited file gives a fresh budget; CAP_IPC_LOCK lifts the limit. A file holds at most
+ * PINDMA_MAX_HANDLES handles, and no pin may leave a page with more than PINDMA_MAX_PAGE_REFS
+ * references. Each bound is judged by the kernel's counters (FOLL_PIN, MemAvailable, VmPin), not
+ * the driver's.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +89,306 @@ TEST(cap_ipc_lock_pins_over_rlimit_memlock)
 	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (CAP_IPC_LOCK)");
 	EXPECT_STEPS_PASS(pin_over_the_limit, buf);
 	munmap(buf, 32 * LAB_PAGE);
+}
+
+/*
+ * The pins of a file outlive the process that made them while the file is open. Each child of a
+ * process that keeps the file pins all it may and exits: charged to each child's own address
+ * space, every child had a fresh RLIMIT_MEMLOCK (measured: 98 times the limit in under 5 s),
+ * pinned memory that no live task's RSS shows; charged to the user, they hold the limit at most.
+ */
+#define LOOP_LIMIT 2048		/* nobody's RLIMIT_MEMLOCK, in pages */
+#define LOOP_CHILDREN 16
+
+struct loop {
+	long *pinned;		/* shared: pages the children pinned, as they saw it */
+};
+
+/* A child: pin LOOP_LIMIT pages of its own in one call, or one by one once that is refused. */
+static int pin_all_it_may(int fd, long *pinned)
+{
+	char *buf = mmap(NULL, LOOP_LIMIT * LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	uint32_t h;
+	long n = 0;
+	int ret;
+
+	if (buf == MAP_FAILED)
+		return 1;
+	ret = pindma_pin(fd, buf, LOOP_LIMIT * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM,
+			 PINDMA_PIN_WRITE, &h);
+	if (!ret)
+		n = LOOP_LIMIT;
+	else if (ret != -ENOMEM)
+		return 2;
+	while (n < LOOP_LIMIT && !(ret = pindma_pin(fd, buf + n * LAB_PAGE, LAB_PAGE,
+						    PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h)))
+		n++;
+	__atomic_add_fetch(pinned, n, __ATOMIC_SEQ_CST);
+	/* Exits holding them: they are the file's. */
+	return n < LOOP_LIMIT && ret != -ENOMEM ? 3 : 0;
+}
+
+/* nobody, keeping one open file while its children pin through it and exit; then it waits. */
+static int keep_the_file(struct lab_child *c, void *arg)
+{
+	struct loop *l = arg;
+	int fd = nobody_opens_pindma(LOOP_LIMIT), status;
+	long *pinned = l->pinned;
+
+	if (fd < 0)
+		return 10;
+	for (int i = 0; i < LOOP_CHILDREN; i++) {
+		pid_t pid = fork();
+
+		if (!pid)
+			_exit(pin_all_it_may(fd, pinned));
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return 11;
+	}
+	if (lab_child_report(c, pinned, sizeof(*pinned)))
+		return 12;
+	/* The file stays open, holding what the children left, until the test has looked. */
+	if (lab_child_wait(c) < 0)
+		return 13;
+	/* Its close gives the user's charge back: the whole limit pins again, in one call. */
+	close(fd);
+	fd = pindma_open();
+	*pinned = 0;
+	return fd < 0 || pin_all_it_may(fd, pinned) || *pinned != LOOP_LIMIT ? 14 : 0;
+}
+
+/*
+ * MemAvailable with the page cache dropped and the per-CPU free lists drained (compaction drains
+ * them): freed pages still on those lists count as used.
+ */
+static long settled_available(void)
+{
+	lab_write_str("/proc/sys/vm/drop_caches", "3");
+	lab_write_str("/proc/sys/vm/compact_memory", "1");
+	return lab_meminfo_kb("MemAvailable");
+}
+
+TEST(children_that_pin_and_exit_hold_at_most_the_users_limit)
+{
+	struct lab_child c;
+	struct loop l;
+	long foll = lab_foll_pins(), avail, held, seen;
+
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (nobody's children, vm.stat_refresh)");
+	l.pinned = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, l.pinned);
+	*l.pinned = 0;
+	avail = settled_available();
+	ASSERT_EQ(0, lab_child_start(&c, keep_the_file, &l));
+	ASSERT_EQ(0, lab_child_read(&c, &seen, sizeof(seen)))
+		TH_LOG("the process keeping the file failed: %d", lab_child_reap(&c));
+	held = lab_foll_pins() - foll;
+	avail -= settled_available();
+	TH_LOG("%d children, each limited to %d pages, pinned %ld: FOLL_PIN outstanding %ld pages "
+	       "more, MemAvailable %ld kB lower", LOOP_CHILDREN, LOOP_LIMIT, seen, held, avail);
+	/* The first child pins the whole limit, and no later one gets a page. */
+	EXPECT_EQ(LOOP_LIMIT, held) TH_LOG("FOLL_PIN outstanding");
+	if (lab_memfree_is_exact())
+		EXPECT_GT(4 * LOOP_LIMIT * (long)(LAB_PAGE / 1024), avail)
+			TH_LOG("MemAvailable fell by more than 4 times the limit");
+	ASSERT_EQ(0, lab_child_go(&c, 'x'));
+	EXPECT_EQ(0, lab_child_reap(&c)) TH_LOG("step 14: the limit did not pin again once closed");
+	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("the files' close released everything");
+	munmap(l.pinned, LAB_PAGE);
+}
+
+/*
+ * One page that many users may map (a tmpfs file's, read-only for nobody), pinned read-only again
+ * and again: each FOLL_PIN of a small page adds 1024 to its reference count, which overflows at
+ * 2^31 (6.1's try_grab_page() and 6.12's try_grab_folio() WARN there). The page is mapped at
+ * SHARED_MAPS addresses, so that one PIN adds SHARED_MAPS pins of it; nobody's limit is raised
+ * far enough that only the bound can refuse.
+ */
+#define SHARED_MAPS 512
+#define SHARED_FILE "/tmp/pindma-shared-page"
+/* The reference count one PIN adds, and the PINs that fit under the bound (the page's own >= 1). */
+#define PER_PIN ((long)SHARED_MAPS * 1024)
+#define FIT ((PINDMA_MAX_PAGE_REFS - 1) / PER_PIN)
+
+struct bound_report {
+	int fits;	/* PINs that succeeded */
+	int err;	/* what the next one returned */
+	int again;	/* a PIN after one UNPIN */
+};
+
+static int pin_the_shared_page(struct lab_child *c, void *arg)
+{
+	struct bound_report r = { .err = 1 };
+	uint32_t h[FIT + 2];
+	char *map;
+	int fd, file = open(SHARED_FILE, O_RDONLY);
+
+	(void)arg;
+	fd = nobody_opens_pindma((FIT + 2) * SHARED_MAPS);
+	map = mmap(NULL, SHARED_MAPS * LAB_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fd < 0 || file < 0 || map == MAP_FAILED)
+		return 10;
+	for (int i = 0; i < SHARED_MAPS; i++)
+		if (mmap(map + i * LAB_PAGE, LAB_PAGE, PROT_READ, MAP_SHARED | MAP_FIXED, file, 0) ==
+		    MAP_FAILED)
+			return 11;
+	while (r.fits < FIT + 2) {
+		r.err = pindma_pin(fd, map, SHARED_MAPS * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0,
+				   &h[r.fits]);
+		if (r.err)
+			break;
+		r.fits++;
+	}
+	if (lab_child_report(c, &r, sizeof(r)) || lab_child_wait(c) < 0)
+		return 12;
+	if (r.fits && !pindma_unpin(fd, h[0]))
+		r.again = pindma_pin(fd, map, SHARED_MAPS * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0,
+				     &h[0]);
+	return lab_child_report(c, &r, sizeof(r)) || lab_child_wait(c) < 0 ? 13 : 0;
+}
+
+TEST(one_shared_page_is_pinned_until_the_bound_refuses)
+{
+	struct bound_report r;
+	struct lab_child c;
+	long foll = lab_foll_pins();
+	int file;
+
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (vm.stat_refresh)");
+	file = open(SHARED_FILE, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, file);
+	ASSERT_EQ((ssize_t)LAB_PAGE, write(file, calloc(1, LAB_PAGE), LAB_PAGE));
+	ASSERT_EQ(0, lab_child_start(&c, pin_the_shared_page, NULL));
+	ASSERT_EQ(0, lab_child_read(&c, &r, sizeof(r)))
+		TH_LOG("the pinning process failed: %d", lab_child_reap(&c));
+	TH_LOG("%d PINs of %d pins each before: %s", r.fits, SHARED_MAPS, strerror(-r.err));
+	EXPECT_EQ(-ETOOMANYREFS, r.err);
+	EXPECT_EQ(FIT, r.fits) TH_LOG("PINs that fit under PINDMA_MAX_PAGE_REFS");
+	EXPECT_EQ(r.fits * SHARED_MAPS, lab_foll_pins() - foll)
+		TH_LOG("FOLL_PIN outstanding: the refused PIN must hold nothing");
+	ASSERT_EQ(0, lab_child_go(&c, 'u'));
+	ASSERT_EQ(0, lab_child_read(&c, &r, sizeof(r)));
+	EXPECT_EQ(0, r.again) TH_LOG("a PIN once one was unpinned");
+	ASSERT_EQ(0, lab_child_go(&c, 'x'));
+	EXPECT_EQ(0, lab_child_reap(&c));
+	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("the file's close released everything");
+	close(file);
+	unlink(SHARED_FILE);
+}
+
+/*
+ * A file holds at most PINDMA_MAX_HANDLES handles; an UNPIN frees a place, and another file may
+ * hold as many again. The handle table's lock is global: the release of a full file must not hold
+ * it for its whole list. Count through the kernel's own tracer how many handles are erased from
+ * the table (__xa_erase()) in one hold of its lock (_raw_spin_lock() on the xarray whose entries
+ * those erases remove; its lock is the xarray's first member): kprobe events, for this process
+ * only, in a tracefs instance of its own.
+ */
+#define TRACEFS "/sys/kernel/tracing"
+static const char *const hold_probes[] = {
+	"p:lab_limit/lock _raw_spin_lock lock=%di:x64",
+	"p:lab_limit/erase __xa_erase xa=%di:x64",
+};
+
+static int kprobes(bool define)
+{
+	int fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND), ret = 0;
+	char line[96];
+
+	if (fd < 0)
+		return -1;
+	for (unsigned int i = 0; i < sizeof(hold_probes) / sizeof(hold_probes[0]); i++) {
+		if (define)
+			snprintf(line, sizeof(line), "%s\n", hold_probes[i]);
+		else
+			snprintf(line, sizeof(line), "-:%.*s\n",
+				 (int)strcspn(hold_probes[i] + 2, " "), hold_probes[i] + 2);
+		if (write(fd, line, strlen(line)) < 0 && !(define && errno == EEXIST))
+			ret = -1;
+	}
+	close(fd);
+	return ret;
+}
+
+/* The trace's events this test reads at most: the release's locks and erases, and more. */
+#define MAX_EVENTS (1 << 18)
+
+TEST(a_file_holds_max_handles_and_releases_each_in_a_hold_of_its_own)
+{
+	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	static struct { unsigned long long addr; bool erase; } ev[MAX_EVENTS];
+	int fd = pindma_open(), fd2 = pindma_open(), ret = 0, pinned = 0;
+	int erased = 0, run = 0, most = 0, holds = 0, n = 0;
+	long foll = lab_foll_pins();
+	unsigned long long xa = 0;
+	char inst[64], path[128], line[256];
+	uint32_t h = 0;
+	FILE *f;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (tracefs)");
+	while (pinned <= PINDMA_MAX_HANDLES &&
+	       !(ret = pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h)))
+		pinned++;
+	EXPECT_EQ(PINDMA_MAX_HANDLES, pinned);
+	EXPECT_EQ(-ENOSPC, ret);
+	EXPECT_EQ(PINDMA_MAX_HANDLES, lab_foll_pins() - foll) TH_LOG("FOLL_PIN outstanding");
+	EXPECT_EQ(0, pindma_unpin(fd, h));
+	EXPECT_EQ(0, pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h));
+	EXPECT_EQ(0, pindma_pin(fd2, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h));
+	close(fd2);
+	ASSERT_EQ(0, kprobes(true));
+	snprintf(inst, sizeof(inst), TRACEFS "/instances/lab-limit-%d", getpid());
+	ASSERT_TRUE(!mkdir(inst, 0700) || errno == EEXIST);
+	snprintf(line, sizeof(line), "common_pid == %d", getpid());
+	snprintf(path, sizeof(path), "%s/events/lab_limit/filter", inst);
+	ASSERT_EQ(0, lab_write_str(path, line));
+	snprintf(path, sizeof(path), "%s/buffer_size_kb", inst);
+	ASSERT_EQ(0, lab_write_str(path, "4096"));
+	snprintf(path, sizeof(path), "%s/events/lab_limit/enable", inst);
+	ASSERT_EQ(0, lab_write_str(path, "1"));
+	close(fd);
+	lab_write_str(path, "0");
+	snprintf(path, sizeof(path), "%s/trace", inst);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	/* The table is the xarray the first erase names: a hold of it begins at each lock of it. */
+	while (fgets(line, sizeof(line), f) && n < MAX_EVENTS) {
+		char *p = strstr(line, " xa=0x"), *q = strstr(line, " lock=0x");
+
+		if (p && sscanf(p, " xa=0x%llx", &ev[n].addr) == 1)
+			ev[n++].erase = true;
+		else if (q && sscanf(q, " lock=0x%llx", &ev[n].addr) == 1)
+			ev[n++].erase = false;
+	}
+	for (int i = 0; i < n && !xa; i++)
+		xa = ev[i].erase ? ev[i].addr : 0;
+	for (int i = 0; i < n; i++) {
+		if (ev[i].addr != xa)
+			continue;
+		if (!ev[i].erase) {
+			holds++;
+			run = 0;
+			continue;
+		}
+		erased++;
+		most = ++run > most ? run : most;
+	}
+	fclose(f);
+	rmdir(inst);
+	kprobes(false);
+	TH_LOG("%d handles erased from the table at release, in %d holds of its lock; at most %d "
+	       "in one", erased, holds, most);
+	EXPECT_EQ(PINDMA_MAX_HANDLES, erased) TH_LOG("the trace did not see every erase");
+	EXPECT_LT(0, holds) TH_LOG("the trace saw no lock of the table");
+	EXPECT_EQ(1, most);
+	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("closing released everything");
+	munmap(buf, LAB_PAGE);
 }
 
 LAB_HARNESS_MAIN

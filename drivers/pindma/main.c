@@ -26,7 +26,14 @@
  * - The table is module-wide, not per file, so that a handle id names one
  *   handle everywhere: another file's handle is ENOENT, never some other
  *   handle of this file that happens to share its number. The per-file list
- *   is only what release walks.
+ *   is only what release walks, and the per-file counts beside it are what
+ *   INFO and the PINDMA_MAX_HANDLES cap read.
+ *
+ * - The table lock is global: no walk of a list is made under it. INFO reads
+ *   the file's counts; release, when no ioctl can run on the file any more,
+ *   walks the list without it and takes it once per handle to erase, so a
+ *   file of PINDMA_MAX_HANDLES handles keeps other files waiting no longer
+ *   than one.
  */
 
 #include <linux/capability.h>
@@ -42,6 +49,7 @@
 
 struct pindma_file {
 	struct list_head handles;
+	u64 nr_handles, nr_pages;	/* on the list; under the table lock */
 	atomic64_t edu_xfers;	/* edu transfers done for this file's requests */
 };
 
@@ -123,9 +131,16 @@ static long pindma_ioctl_pin(struct file *file, struct pindma_pin __user *argp)
 	 * together.
 	 */
 	xa_lock(&pindma_handles);
-	ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_NOWAIT));
-	if (!ret)
+	/* Asked last, so that a malformed request gets its own errno. */
+	if (pf->nr_handles >= PINDMA_MAX_HANDLES)
+		ret = -ENOSPC;
+	else
+		ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_NOWAIT));
+	if (!ret) {
 		list_add(&h->node, &pf->handles);
+		pf->nr_handles++;
+		pf->nr_pages += h->npages;
+	}
 	xa_unlock(&pindma_handles);
 	if (ret)
 		goto err_release_id;
@@ -140,6 +155,7 @@ err_put:
 
 static long pindma_ioctl_unpin(struct file *file, u32 __user *argp)
 {
+	struct pindma_file *pf = file->private_data;
 	struct pindma_handle *h;
 	u32 id;
 	int ret;
@@ -153,6 +169,8 @@ static long pindma_ioctl_unpin(struct file *file, u32 __user *argp)
 	if (!ret) {
 		__xa_erase(&pindma_handles, id);
 		list_del(&h->node);
+		pf->nr_handles--;
+		pf->nr_pages -= h->npages;
 	}
 	xa_unlock(&pindma_handles);
 	if (ret)
@@ -214,7 +232,8 @@ static long pindma_ioctl_dma(struct file *file, struct pindma_dma __user *argp,
 /*
  * Module-wide counts would tell one user of another's pins and transfers:
  * they are CAP_SYS_ADMIN's, as pagemap's PFNs are; anyone else gets those of
- * the file asked.
+ * the file asked. Nobody is refused anything here, so the check is not
+ * audited: an LSM would log a denial on every call.
  */
 static long pindma_ioctl_info(struct file *file,
 			      struct pindma_info __user *argp)
@@ -224,18 +243,15 @@ static long pindma_ioctl_info(struct file *file,
 		.edu_present = pindma_edu_present(),
 		.max_pages = PINDMA_MAX_PAGES,
 	};
-	struct pindma_handle *h;
 
-	if (capable(CAP_SYS_ADMIN)) {
+	if (ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN)) {
 		info.handles = atomic64_read(&pindma_nr_handles);
 		info.pages_held = atomic64_read(&pindma_nr_pages);
 		info.edu_transfers = atomic64_read(&pindma_nr_edu_xfers);
 	} else {
 		xa_lock(&pindma_handles);
-		list_for_each_entry(h, &pf->handles, node) {
-			info.handles++;
-			info.pages_held += h->npages;
-		}
+		info.handles = pf->nr_handles;
+		info.pages_held = pf->nr_pages;
 		xa_unlock(&pindma_handles);
 		info.edu_transfers = atomic64_read(&pf->edu_xfers);
 	}
@@ -283,15 +299,14 @@ static int pindma_release(struct inode *inode, struct file *file)
 	struct pindma_file *pf = file->private_data;
 	struct pindma_handle *h, *tmp;
 
-	xa_lock(&pindma_handles);
-	list_for_each_entry(h, &pf->handles, node)
-		__xa_erase(&pindma_handles, h->id);
-	xa_unlock(&pindma_handles);
-
 	/*
-	 * Out of the table, the handles are reachable only through this list,
-	 * and no ioctl can be running on a file being released.
+	 * No ioctl can be running on a file being released, so nothing else
+	 * changes its list: it is walked without the table lock, which each
+	 * erase takes for itself. Out of the table, the handles are reachable
+	 * only through this list.
 	 */
+	list_for_each_entry(h, &pf->handles, node)
+		xa_erase(&pindma_handles, h->id);
 	list_for_each_entry_safe(h, tmp, &pf->handles, node)
 		pindma_handle_put(h);
 	kfree(pf);

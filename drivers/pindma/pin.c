@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The pin/unpin core: hold a range of user pages the way the PIN request's
- * mode says, charge them to the caller's pinned_vm against RLIMIT_MEMLOCK as
- * ib_umem does, and give both back when the handle's last reference goes.
+ * mode says, charge them against RLIMIT_MEMLOCK to the caller's pinned_vm, as
+ * ib_umem does, and to the caller's user, as io_uring does, and give all of
+ * it back when the handle's last reference goes.
  *
  * Acquire and release are keyed by the same mode, side by side below:
  * PINDMA_MODE_GUP takes a page reference (FOLL_GET) and puts it,
@@ -12,8 +13,9 @@
  * over that batch's VMA checks and GUP, with none of the driver's locks held.
  * The mm is kept with mmgrab() rather than mmget(): it only needs to outlive
  * the handle so that the pinned_vm charge can be returned, and must not keep
- * the address space alive after the process exits. Releasing pages sleeps,
- * so a handle is released in process context with no lock held.
+ * the address space alive after the process exits. The user is kept with
+ * get_uid() for the same reason. Releasing pages sleeps, so a handle is
+ * released in process context with no lock held.
  */
 
 #include <linux/backing-dev.h>
@@ -22,6 +24,7 @@
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 
 #include "pindma_internal.h"
@@ -66,28 +69,61 @@ static void pindma_unpin_pages(struct page **pages, unsigned long n, u32 mode,
 }
 
 /*
- * Charged like ib_umem_get(): always counted, so that the charge can be
- * returned unconditionally, and capable() is asked only when over the limit,
- * so that staying within it does not log a capability use.
+ * Charged twice against the caller's RLIMIT_MEMLOCK: to its mm's pinned_vm,
+ * like ib_umem_get() (VmPin in /proc/PID/status), and to its user's
+ * locked_vm, like io_uring's __io_account_mem(). The pins belong to the file
+ * and outlive the process that made them; a forked child, or a process that
+ * exec()s with the file open, starts with an empty pinned_vm. The user's
+ * charge is what bounds what one user holds, whatever its processes do. Both
+ * are always counted, so that they can be returned unconditionally, and
+ * capable() is asked only when over the limit, so that staying within it
+ * does not log a capability use.
  */
-static int pindma_account(struct mm_struct *mm, unsigned long npages)
+static int pindma_account(struct pindma_handle *h)
 {
 	unsigned long lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user = current_user();
+	bool over;
 
-	if (atomic64_add_return(npages, &mm->pinned_vm) > lock_limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
+	over = atomic64_add_return(h->npages, &h->mm->pinned_vm) > lock_limit;
+	over |= atomic_long_add_return(h->npages, &user->locked_vm) > lock_limit;
+	if (over && !capable(CAP_IPC_LOCK)) {
+		atomic_long_sub(h->npages, &user->locked_vm);
+		atomic64_sub(h->npages, &h->mm->pinned_vm);
 		return -ENOMEM;
 	}
-	mmgrab(mm);
+	h->user = get_uid(user);
+	mmgrab(h->mm);
 	return 0;
 }
 
-/* The charge must go before mmdrop(): that may free the mm it is kept in. */
-static void pindma_unaccount(struct mm_struct *mm, unsigned long npages)
+/* The charges must go before mmdrop(): that may free the mm they are kept in. */
+static void pindma_unaccount(struct pindma_handle *h)
 {
-	atomic64_sub(npages, &mm->pinned_vm);
-	mmdrop(mm);
+	atomic_long_sub(h->npages, &h->user->locked_vm);
+	free_uid(h->user);
+	atomic64_sub(h->npages, &h->mm->pinned_vm);
+	mmdrop(h->mm);
+}
+
+/*
+ * Whether a page just held has more references than pindma may leave it with
+ * (PINDMA_MAX_PAGE_REFS): a page that many users may map, a read-only page
+ * cache page say, can be pinned by each of them, and each FOLL_PIN of a small
+ * page adds GUP_PIN_COUNTING_BIAS (1024). At 2^31 the count overflows, where
+ * try_grab_page() (try_grab_folio() on 6.12) WARNs: a crash under
+ * panic_on_warn. It is checked once a batch is held, so a page takes at most
+ * a batch's PINDMA_PIN_BATCH pins from each task before it is refused; the
+ * bound is a 128th of the count's range, leaving room for thousands at once.
+ */
+static bool pindma_too_many_refs(struct page **pages, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		if (folio_ref_count(page_folio(pages[i])) > PINDMA_MAX_PAGE_REFS)
+			return true;
+	return false;
 }
 
 /*
@@ -152,14 +188,15 @@ static int pindma_check_vmas(struct mm_struct *mm, unsigned long start,
  * checked first, so that a refusal faults in nothing (a write pin breaks
  * copy-on-write). Each batch then takes the lock killably, checks its VMAs
  * again (the lock was dropped in between) and calls GUP until the batch is
- * held (GUP may take fewer pages than asked for); when anything fails, every
- * page pinned so far, in this batch and the earlier ones, is released.
+ * held (GUP may take fewer pages than asked for), then checks the batch's
+ * reference counts; when anything fails, every page pinned so far, in this
+ * batch and the earlier ones, is released.
  */
 static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 {
 	unsigned int gup_flags = h->writable ? FOLL_WRITE : 0;
 	struct mm_struct *mm = h->mm;
-	unsigned long pinned = 0, end;
+	unsigned long pinned = 0, batch, end;
 	long ret;
 
 	if (mmap_read_lock_killable(mm))
@@ -169,6 +206,7 @@ static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 	mmap_read_unlock(mm);
 
 	while (!ret && pinned < h->npages) {
+		batch = pinned;
 		end = min(pinned + PINDMA_PIN_BATCH, h->npages);
 		if (mmap_read_lock_killable(mm)) {
 			ret = -EINTR;
@@ -191,6 +229,8 @@ static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 			}
 		}
 		mmap_read_unlock(mm);
+		if (!ret && pindma_too_many_refs(h->pages + batch, end - batch))
+			ret = -ETOOMANYREFS;
 		if (!ret && pinned < h->npages && fatal_signal_pending(current))
 			ret = -EINTR;
 		cond_resched();
@@ -247,7 +287,7 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	h->mode = mode;
 	h->writable = writable;
 
-	ret = pindma_account(mm, npages);
+	ret = pindma_account(h);
 	if (ret)
 		goto err_free_pages;
 	ret = pindma_pin_range(h, addr);
@@ -260,7 +300,7 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	return h;
 
 err_unaccount:
-	pindma_unaccount(mm, npages);
+	pindma_unaccount(h);
 err_free_pages:
 	kvfree(h->pages);
 err_free_handle:
@@ -277,7 +317,7 @@ void pindma_handle_release(struct kref *ref)
 	atomic64_dec(&pindma_nr_handles);
 	/* The device may have written any page of a writable pin. */
 	pindma_unpin_pages(h->pages, h->npages, h->mode, h->writable);
-	pindma_unaccount(h->mm, h->npages);
+	pindma_unaccount(h);
 	kvfree(h->pages);
 	kfree(h);
 }

@@ -25,6 +25,7 @@ struct pindma_handle {
 	struct file *file;	/* owner: compared, never dereferenced */
 	struct list_head node;	/* on the owner's list, under the table lock */
 	struct mm_struct *mm;	/* mmgrab()bed, carries the pinned_vm charge */
+	struct user_struct *user; /* get_uid()ed, carries the locked_vm charge */
 	unsigned long npages;
 	u32 mode;		/* PINDMA_MODE_*: how the pages are held */
 	bool writable;

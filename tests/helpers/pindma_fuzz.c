@@ -113,7 +113,7 @@ struct thread {
 /* errno sets each call may answer with, as bit masks over a small table. */
 static const int errnos[] = {
 	0, EINVAL, EOVERFLOW, E2BIG, EFAULT, EACCES, EOPNOTSUPP, ENOMEM, EINTR, EBUSY, EAGAIN,
-	ENOENT, EPERM, ERANGE, ENODEV, ENOTTY, EBADF, ETIMEDOUT, ENXIO,
+	ENOENT, EPERM, ERANGE, ENODEV, ENOTTY, EBADF, ETIMEDOUT, ENXIO, ENOSPC, ETOOMANYREFS,
 };
 
 static unsigned int bit(int e)
@@ -124,9 +124,12 @@ static unsigned int bit(int e)
 	return 0;
 }
 
-/* A PIN whose input is valid: the answer depends on the memory and the limits. */
+/*
+ * A PIN whose input is valid: the answer depends on the memory and the limits (RLIMIT_MEMLOCK,
+ * the file's handles, a page's references).
+ */
 #define OK_PIN_VALID (bit(0) | bit(EFAULT) | bit(EACCES) | bit(EOPNOTSUPP) | bit(ENOMEM) | \
-		      bit(EINTR) | bit(EBUSY) | bit(EAGAIN))
+		      bit(EINTR) | bit(EBUSY) | bit(EAGAIN) | bit(ENOSPC) | bit(ETOOMANYREFS))
 #define OK_PIN (OK_PIN_VALID | bit(EINVAL) | bit(EOVERFLOW) | bit(E2BIG) | bit(EBADF))
 #define OK_HANDLE (bit(0) | bit(ENOENT) | bit(EPERM) | bit(EFAULT) | bit(EBADF))
 #define OK_DMA (OK_HANDLE | bit(EINVAL) | bit(ERANGE) | bit(EACCES) | bit(ENODEV) | \

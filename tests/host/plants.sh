@@ -205,11 +205,11 @@ elif grep -q 'SYNC_FILE_RANGE_WAIT_AFTER' "$tree/mm/fadvise.c"; then
 	kplants+=(async_waits crash_write_wait)
 fi
 # GUP-fast's DEBUG_VM check against a fork() that shares the page it has just pinned (0002 with the
-# switch on): only a kernel with DEBUG_VM makes the check, so only the debug flavour has the plant.
+# switch on): only a kernel with DEBUG_VM makes the check, so only the debug flavour has the plants.
 if ! grep -qx CONFIG_DEBUG_VM=y "$tree/.config"; then
-	echo "# the GUP-fast plant runs on the debug kernel (make test FLAVOUR=debug)"
-elif [[ -f $tree/mm/gup.c ]] && grep -q 'if (pinned_pages_may_be_shared())' "$tree/mm/gup.c"; then
-	kplants+=(gup_fast_race)
+	echo "# the GUP-fast plants run on the debug kernel (make test FLAVOUR=debug)"
+elif [[ -f $tree/mm/gup.c ]] && grep -q '!exclusive && !pinned_pages_may_be_shared(),$' "$tree/mm/gup.c"; then
+	kplants+=(gup_fast_race gup_fast_gate)
 fi
 # The boots that plant vm/run's and run-all's own guards (below, after the console plants): the three
 # logs and the panic (sec_vmlog), a failed guest job and a hang (sec_runall). vm/run's boot deadline
@@ -236,12 +236,47 @@ kfile[crash_write_wait]=mm/fadvise.c
 # only WRITE_WAIT planted, ASYNC_WRITE's I/O finished before the cut on CI's busy host: green).
 ksed[crash_write_wait]='/advice == LINUX_FADV_ASYNC_WRITE)$/{n;s/.*/\t\treturn 0; \/* plant *\//};/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn 0; \/* plant *\//}'
 kmarker[crash_write_wait]='return 0; /* plant */'
-# The fix's two lines out of sanity_check_pinned_pages(), and a 20 ms sleep between GUP-fast's
-# write_protect_seq check and the check itself, where a fork() can now come in.
+# A gate where sanity_check_pinned_pages() has read "the switch was ever on" and not yet looked at
+# the pages: it waits (20 s at most) for the switch to come on, then (2 s at most) for a fork() to
+# share the first page pinned, and says so. A gate, not a sleep: however slow the guest, the first
+# enable and the fork() that shares come inside the window, which fork_pin_race_test's first case
+# races.
+gup_gate=$(cat <<'EOF'
+/* plant: a fork() let in between "the switch was ever on" and the check */
+static void plant_gate(struct page **pages, unsigned long npages)
+{
+	unsigned long until = jiffies + 20 * HZ;
+
+	if (!npages || !PageAnon(pages[0]))
+		return;
+	while (!fork_shares_pinned_pages() && time_before(jiffies, until))
+		msleep(1);
+	until = jiffies + 2 * HZ;
+	while (PageAnonExclusive(pages[0]) && time_before(jiffies, until))
+		msleep(1);
+	if (!PageAnonExclusive(pages[0]))
+		pr_info("plant: a fork() shared the pinned page inside the window");
+}
+EOF
+)
+gate_sed="/^static inline void sanity_check_pinned_pages(struct page \*\*pages,\$/i\\
+$(sed 's/\\/\\\\/g; s/$/\\/' <<<"$gup_gate")
+
+s/^#include <linux\/sysctl.h>/&\n#include <linux\/delay.h>/"
+# gup_fast_race: 0002's check as it first was, the switch read once before the loop, with the gate
+# after that read (the fix, the switch read per page after the flag, taken out): red.
 kfile[gup_fast_race]=mm/gup.c
-ksed[gup_fast_race]='/if (pinned_pages_may_be_shared())$/{N;d};s/^\(\t*\)sanity_check_pinned_pages(pages, nr_pinned);/\1msleep(20); \/* plant *\/\n&/;s/^#include <linux\/sysctl.h>/&\n#include <linux\/delay.h>/'
-kmarker[gup_fast_race]='msleep(20); /* plant */'
-kgone[gup_fast_race]='if (pinned_pages_may_be_shared())'
+ksed[gup_fast_race]="$gate_sed
+s/^\tfor (; npages; npages--, pages++) {\$/\tif (pinned_pages_may_be_shared())\n\t\treturn;\n\tplant_gate(pages, npages); \/* plant *\/\n&/
+/VM_WARN_ON_ONCE_PAGE(!exclusive && !pinned_pages_may_be_shared(),\$/{N;s/.*/\t\tVM_WARN_ON_ONCE_PAGE(!exclusive, page);/}"
+kmarker[gup_fast_race]='plant_gate(pages, npages); /* plant */'
+kgone[gup_fast_race]='!exclusive && !pinned_pages_may_be_shared(),'
+# gup_fast_gate: the same gate at the same point of 0002 as it is: green, the gate saying it let a
+# fork() in.
+kfile[gup_fast_gate]=mm/gup.c
+ksed[gup_fast_gate]="$gate_sed
+s/^\tfor (; npages; npages--, pages++) {\$/\tplant_gate(pages, npages); \/* plant *\/\n&/"
+kmarker[gup_fast_gate]='plant_gate(pages, npages); /* plant */'
 # plant_kernel NAME: the lab's tree with ksed[NAME] applied to kfile[NAME], which must then hold
 # kmarker[NAME] (and no longer kgone[NAME]), built (only FILE's object and the link are redone) and kept
 # as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
@@ -639,9 +674,22 @@ sec_kernels() {
 			VM_SMP=2 VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
 				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
 			ok=0
-			[[ $rc != 0 ]] && grep -q 'kernel BUG at mm/gup.c' "$plants/gup_fast.out" && ok=1
-			verdict "GUP-fast's window against fork() widened, without 0002's fix for it, turns the run red (vm/run: bug)" \
+			[[ $rc != 0 ]] && grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at mm/gup.c:[0-9]+ ' "$plants/gup_fast.out" &&
+				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_fast.data" && ok=1
+			verdict "a fork() let into GUP-fast's check after it read the switch once, racing its first enable, turns the run red (vm/run: warn)" \
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
+			;;
+		gup_fast_gate)
+			plant_kernel "$k"
+			VM_SMP=2 VM_KERNEL=$image "$top/vm/run" --name plant-gup-gate --out "$plants/gup_gate.data" \
+				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_gate.out" 2>&1 || rc=$?
+			ok=0
+			jrc=0
+			"$py" "$top/tests/ktap.py" data "$plants/gup_gate.data" >"$plants/gup_gate.judged" || jrc=$?
+			[[ $rc == 0 && $jrc == 0 ]] && grep -qx 'fork_pin_race_test ok' "$plants/gup_gate.judged" &&
+				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_gate.data" && ok=1
+			verdict "the same fork() let into 0002's check as it is, which reads the switch per page after the flag, leaves the run green" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; see $plants/gup_gate.out, $plants/gup_gate.judged")"
 			;;
 		esac
 	done

@@ -34,6 +34,17 @@
 /* At most this many pages per handle (E2BIG beyond). */
 #define PINDMA_MAX_PAGES	65536
 
+/* At most this many handles per open file (ENOSPC beyond). */
+#define PINDMA_MAX_HANDLES	4096
+
+/*
+ * A pin that would leave a page it holds with a reference count above this is
+ * refused (ETOOMANYREFS), nothing held: a FOLL_PIN of a small page adds 1024
+ * to it, so this is 16384 pins of one page, a 128th of where the count
+ * overflows.
+ */
+#define PINDMA_MAX_PAGE_REFS	0x1000000	/* 2^24 */
+
 /* DMA engines; a request names one, the reply says which one served it. */
 #define PINDMA_ENGINE_AUTO	0	/* edu when bound, else CPU */
 #define PINDMA_ENGINE_CPU	1	/* kmap_local_page() + memcpy */

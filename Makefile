@@ -6,6 +6,8 @@
 #   make bench                  benchmarks in the VM: report and plots in build/bench
 #   make gdb                    the demo on a kernel with debug info, waiting for gdb (prints the command)
 #   make docs                   put real output into README.md and docs/*.md (docs/generate)
+#   make bisect KERNEL_SRC=DIR GOOD=REV BAD=REV ROW=NAME   the first commit of your tree where the
+#                               row's verdict changed (vm/bisect_row.py; docs/lab.md)
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel,
 # KERNEL=6.12 Debian's linux-source-6.12 with kernel-patches/6.12/ (6.1 is the default), KERNEL_SRC=DIR
 # your own tree (>= 6.1; built out of tree into the cache, not patched).
@@ -23,7 +25,7 @@ export FLAVOUR KERNEL KERNEL_SRC BUILD
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON
 
-.PHONY: test demo gdb shell fuzz bench docs guest kernel deps clean distclean
+.PHONY: test demo gdb shell fuzz bench docs bisect guest kernel deps clean distclean
 test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
@@ -46,6 +48,11 @@ bench: guest
 # The output blocks of the pages, from one real run in the guest (and the last make bench).
 docs: guest
 	docs/generate
+
+# git bisect run over your tree's history, each commit built and played in the lab's own worktree
+# of it (the cache's bisect/ folder): your tree's files, HEAD and bisect state are not touched.
+bisect: deps
+	$(LAB_PYTHON) vm/bisect_row.py --tree "$(KERNEL_SRC)" --good "$(GOOD)" --bad "$(BAD)" --row "$(ROW)"
 
 shell: guest
 	vm/run --name shell --disk $(BUILD)/disk.img --shell

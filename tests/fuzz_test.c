@@ -6,6 +6,7 @@
  * FOLL_PIN counters, the LRU pages nothing owns and the driver's counters.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -30,7 +31,12 @@ FIXTURE_TEARDOWN(fuzz)
 
 TEST_F_TIMEOUT(fuzz, short_run_finds_nothing, 600)
 {
-	int status = system("/lab/bin/pindma_fuzz --seed " SEED " --ops 20000 --procs 4 --threads 3");
+	char cmd[PATH_MAX + 64];
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/pindma_fuzz --seed " SEED " --ops 20000 --procs 4 "
+		 "--threads 3", lab_root());
+	status = system(cmd);
 
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("replay: make fuzz FUZZ_SEED=" SEED);

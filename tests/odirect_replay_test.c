@@ -12,15 +12,21 @@
  * skip, listed in the skip budget.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "row.h"
 
 #define ROW "odirect-fork"
 #define MAX_TRIES 5
+/* The row's read-throttled disk (serial odirect), which /init mounts there. */
+#define ODIRECT_DISK "/mnt/odirect/data"
+#define NO_DISK "no read-throttled disk with serial odirect on /mnt/odirect: the lab attaches one " \
+	"(vm/run --disk IMAGE,odirect)"
 
 /* A late play: the parent moved to a full copy, the child kept the page the read filled. */
 static const struct odirect_obs late_play = {
@@ -54,13 +60,13 @@ TEST(the_late_rule_wants_every_one_of_its_conditions)
  */
 static int play_late(struct __test_metadata *_metadata, int n, struct record *rec, int *status)
 {
-	char cmd[160], line[8192];
+	char cmd[PATH_MAX + 96], line[8192];
 	struct record r;
 	int records = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "LAB_ODIRECT_LATE=%d /lab/demo/odirect_demo --only %s --json", n,
-		 ROW);
+	snprintf(cmd, sizeof(cmd), "LAB_ODIRECT_LATE=%d %s/demo/odirect_demo --only %s --json", n,
+		 lab_root(), ROW);
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
@@ -123,6 +129,7 @@ TEST_F_TIMEOUT(late, two_late_plays_are_played_again_and_counted, 300)
 {
 	if (!child_keeps_page())
 		SKIP(return, NO_LATE_PLAY);
+	LAB_NEEDS(!access(ODIRECT_DISK, R_OK), NO_DISK);
 	for (int i = 0; i < 3; i++) {
 		ASSERT_EQ(0, play_late(_metadata, 2, &self->rec, &self->status));
 		log_record(_metadata, &self->rec);
@@ -145,6 +152,7 @@ TEST_F_TIMEOUT(late, all_plays_late_the_row_could_not_run, 300)
 
 	if (!child_keeps_page())
 		SKIP(return, NO_LATE_PLAY);
+	LAB_NEEDS(!access(ODIRECT_DISK, R_OK), NO_DISK);
 	/* Every play late: a row one of whose plays missed the read's window is played again. */
 	for (int i = 0; i < 3; i++) {
 		ASSERT_EQ(0, play_late(_metadata, MAX_TRIES, &self->rec, &self->status));

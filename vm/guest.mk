@@ -53,7 +53,7 @@ COW_HDR := $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(COW_TREE),$(KTREE))/usr
 COW := $(if $(wildcard tests/cow_test.sh),$(GUEST)/lab/bin/cow $(GUEST)/lab/tests/cow-known.txt)
 # The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
 DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md))
-MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
+MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lab/modules/pindma.ko)
 # The tree's own modules (InfiniBand and rxe are modules, as distros build them), as modules_install
 # lays them out with depmod's index; vm/mkinitramfs.sh puts them into the initramfs.
 KMOD := $(BUILD)/kmod/.lab-installed
@@ -198,7 +198,7 @@ $(GUEST)/lab/%: %
 # absolute paths into the tree it last built against, so a stale object would look up to date after
 # the tree changed (a new path, or the same path built for another series). Kbuild decides what is stale; the .ko is copied only when it changed.
 MODSRC := $(BUILD)/module/pindma
-$(GUEST)/lib/modules/lab/pindma.ko: FORCE
+$(GUEST)/lab/modules/pindma.ko: FORCE
 	@tree=$$(readlink -f $(KTREE))@$$(cat $(STAMP)); \
 	if [ "$$(cat $(MODSRC)/.lab-ktree 2>/dev/null)" != "$$tree" ]; then \
 		rm -rf $(MODSRC) && mkdir -p $(MODSRC) && echo "$$tree" >$(MODSRC)/.lab-ktree; \

@@ -72,7 +72,6 @@ FIXTURE(race)
 
 FIXTURE_SETUP(race)
 {
-	LAB_NEEDS_CPUS(2);
 	self->r.gup_fd = open(GUP_TEST, O_RDWR);
 	ASSERT_LE(0, self->r.gup_fd) TH_LOG(GUP_TEST ": CONFIG_GUP_TEST and debugfs needed");
 	self->r.buf = mmap(NULL, NPAGES * LAB_PAGE, PROT_READ | PROT_WRITE,
@@ -95,6 +94,7 @@ TEST_F_TIMEOUT(race, gup_fast_pins_while_fork_shares_them, 600)
 	int bad_children = 0;
 	pthread_t t;
 
+	LAB_NEEDS_CPUS(2);
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 	ASSERT_EQ(0, lab_write_str(KNOB, "1"));
 

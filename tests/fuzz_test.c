@@ -21,8 +21,6 @@ FIXTURE(fuzz)
 
 FIXTURE_SETUP(fuzz)
 {
-	/* Four processes of three threads each at the driver at once. */
-	LAB_NEEDS_CPUS(2);
 }
 
 FIXTURE_TEARDOWN(fuzz)
@@ -34,6 +32,8 @@ TEST_F_TIMEOUT(fuzz, short_run_finds_nothing, 600)
 	char cmd[PATH_MAX + 64];
 	int status;
 
+	/* Four processes of three threads each at the driver at once. */
+	LAB_NEEDS_CPUS(2);
 	snprintf(cmd, sizeof(cmd), "%s/bin/pindma_fuzz --seed " SEED " --ops 20000 --procs 4 "
 		 "--threads 3", lab_root());
 	status = system(cmd);

@@ -6,6 +6,8 @@
 #   make bench                  benchmarks in the VM: report and plots in build/bench
 #   make gdb                    the demo on a kernel with debug info, waiting for gdb (prints the command)
 #   make docs                   put real output into README.md and docs/*.md (docs/generate)
+#   make kselftest-install DESTDIR=DIR   the in-guest programs as a kselftest collection, with
+#                               the tree's run_kselftest.sh (vm/kselftest-install.sh; docs/tests.md)
 #   make bisect KERNEL_SRC=DIR GOOD=REV BAD=REV ROW=NAME   the first commit of your tree where the
 #                               row's verdict changed (vm/bisect_row.py; docs/lab.md)
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel,
@@ -25,7 +27,7 @@ export FLAVOUR KERNEL KERNEL_SRC BUILD
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON
 
-.PHONY: test demo gdb shell fuzz bench docs bisect guest kernel deps clean distclean
+.PHONY: test demo gdb shell fuzz bench docs bisect kselftest-install guest kernel deps clean distclean
 test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
@@ -53,6 +55,11 @@ docs: guest
 # of it (the cache's bisect/ folder): your tree's files, HEAD and bisect state are not touched.
 bisect: deps
 	$(LAB_PYTHON) vm/bisect_row.py --tree "$(KERNEL_SRC)" --good "$(GOOD)" --bad "$(BAD)" --row "$(ROW)"
+
+# The guest's kselftest install (vm/guest.mk), copied to DESTDIR.
+$(if $(filter kselftest-install,$(MAKECMDGOALS)),$(if $(DESTDIR),,$(error make kselftest-install needs DESTDIR=DIR)))
+kselftest-install: guest
+	vm/kselftest-install.sh "$(DESTDIR)"
 
 shell: guest
 	vm/run --name shell --disk $(BUILD)/disk.img --shell

@@ -57,8 +57,21 @@ MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lab/modules/pindma.ko
 # The tree's own modules (InfiniBand and rxe are modules, as distros build them), as modules_install
 # lays them out with depmod's index; vm/mkinitramfs.sh puts them into the initramfs.
 KMOD := $(BUILD)/kmod/.lab-installed
+# The guest holds a kselftest install in /kselftest, as the tree's kselftest_install.sh lays one
+# out (make kselftest-install copies it to DESTDIR): the tree's own runner, run_kselftest.sh and
+# kselftest/, the list of the lab's collection, lab/tests, and the collection's settings. The
+# collection is the guest's /lab itself (guest/init links /kselftest/lab to it): the programs in
+# /lab/tests, their helpers, demos and module beside them.
+KSFT := $(KSRC)/tools/testing/selftests
+KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(GUEST)/kselftest/kselftest-list.txt \
+	$(GUEST)/lab/tests/settings \
+	$(patsubst $(KSFT)/kselftest/%,$(GUEST)/kselftest/kselftest/%,$(wildcard $(KSFT)/kselftest/*))
+# The runner's timeout, which it gives each program of the collection: above the longest a
+# program's own harness lets one of its cases run (fault_test's 900 s, on the debug kernel), so
+# that the runner cuts nothing the harness would let finish; vm/run's timeout bounds the guest.
+KSELFTEST_TIMEOUT := 1200
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
@@ -81,8 +94,10 @@ $(VERBS): private LDFLAGS := -s -Wl,--gc-sections
 $(VERBS): private LDLIBS += -libverbs
 
 # Host files the guest gets at their host paths, with their libraries: rdma-core's rxe provider
-# and its driver file for libibverbs, and iproute2's rdma tool.
-EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
+# and its driver file for libibverbs, iproute2's rdma tool, and coreutils' timeout, with which the
+# tree's kselftest runner times each program (timeout --foreground, which busybox's lacks; guest/init's
+# busybox --install leaves a file already there as it is).
+EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver /usr/bin/timeout \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
@@ -91,7 +106,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 # the planted crash test's beside them).
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
 	disk-plants-kernel.img disk-plants-crash.img)
-all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -156,6 +171,21 @@ $(GUEST)/lab/tests/manifest: FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' $(filter-out manifest,$(notdir $(TESTS))) >$@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+
+# The kselftest install (KSELFTEST above): the runner's files as the tree's selftests Makefile
+# installs them, the list from the manifest, and the settings.
+$(GUEST)/kselftest/run_kselftest.sh: $(KSFT)/run_kselftest.sh $(STAMP)
+	install -D -m 744 $< $@
+
+$(GUEST)/kselftest/kselftest/%: $(KSFT)/kselftest/% $(STAMP)
+	install -D -m 744 $< $@
+
+$(GUEST)/kselftest/kselftest-list.txt: $(GUEST)/lab/tests/manifest
+	sed 's,^,lab/tests:,' $< >$@
+
+$(GUEST)/lab/tests/settings: vm/guest.mk
+	@mkdir -p $(@D)
+	echo 'timeout=$(KSELFTEST_TIMEOUT)' >$@
 
 # The extracted subset: Kbuild's headers_install needs its Makefiles, scripts and the x86 tools.
 COW_TOP := $(notdir $(basename $(basename $(COW_TARBALL))))

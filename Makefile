@@ -8,6 +8,8 @@
 #   make docs                   put real output into README.md and docs/*.md (docs/generate)
 #   make kselftest-install DESTDIR=DIR   the in-guest programs as a kselftest collection, with
 #                               the tree's run_kselftest.sh (vm/kselftest-install.sh; docs/tests.md)
+#   make lava [LAVA_URL=BASE]   LAVA job definitions running the suite, per kernel and flavour
+#                               (vm/lava.py; build/lava/; docs/tests.md)
 #   make bisect KERNEL_SRC=DIR GOOD=REV BAD=REV ROW=NAME   the first commit of your tree where the
 #                               row's verdict changed (vm/bisect_row.py; docs/lab.md)
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel,
@@ -27,7 +29,7 @@ export FLAVOUR KERNEL KERNEL_SRC BUILD
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON
 
-.PHONY: test demo gdb shell fuzz bench docs bisect kselftest-install guest kernel deps clean distclean
+.PHONY: test demo gdb shell fuzz bench docs bisect lava kselftest-install guest kernel deps clean distclean
 test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
@@ -60,6 +62,13 @@ bisect: deps
 $(if $(filter kselftest-install,$(MAKECMDGOALS)),$(if $(DESTDIR),,$(error make kselftest-install needs DESTDIR=DIR)))
 kselftest-install: guest
 	vm/kselftest-install.sh "$(DESTDIR)"
+
+# LAVA job definitions and their rendered QEMU device, one per kernel and flavour; nothing is built:
+# a job names its build folder's kernel, initramfs and disks (file:// unless LAVA_URL).
+LAVA_URL ?=
+lava:
+	@vm/deps.sh lava
+	$(LAB_PYTHON) vm/lava.py $(if $(LAVA_URL),--url "$(LAVA_URL)")
 
 shell: guest
 	vm/run --name shell --disk $(BUILD)/disk.img --shell

@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import traceback
 
 top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 cache = os.environ.get('DONTFORK_CACHE') or os.path.join(
@@ -238,8 +239,16 @@ class Steps:
                              text=True)
         err = list(lines_of(p, p.stderr))
         finish(p)
-        fails = [line.rstrip()[len('vm/run: FAIL: '):] for line in err
-                 if line.startswith('vm/run: FAIL: ')]
+        # vm/run's failures, each with the indented lines it quotes (a splat's).
+        fails, quoting = [], False
+        for line in err:
+            if line.startswith('vm/run: FAIL: '):
+                fails.append(line.rstrip()[len('vm/run: FAIL: '):])
+                quoting = True
+            elif quoting and line.startswith(' '):
+                fails.append(line.rstrip())
+            else:
+                quoting = False
         if fails:
             return {'kind': 'kernel', 'why': '\n'.join(fails)}
         records = []
@@ -339,13 +348,19 @@ def drive(args):
         sys.stdout.flush()
     rc = finish(p)
     text = ''.join(said)
+    if text and not text.endswith('\n'):
+        print()
     head = git(wt, 'rev-parse', 'HEAD').stdout.strip()
     status = 0
     if rc == 0 and re.search(r'^\w+ is the first bad commit$', text, re.M):
         first = git(wt, 'rev-parse', 'refs/bisect/bad').stdout.strip()
+        kept = steps.kept(first)
+        if not kept or answer(kept, goodv, badv) != 'bad':
+            raise Error('git bisect run named %s, but no step of the row answered bad there: '
+                        'something else answered git bisect' % subject(tree, first))
         report = ['first commit where %s is %s, not %s: %s'
                   % (row, badv, goodv, subject(tree, first)),
-                  '  %s (%s):' % (first, badv)] + show_record(steps.kept(first))
+                  '  %s (%s):' % (first, describe(kept))] + show_record(kept)
         for parent in git(tree, 'rev-list', '--parents', '-n', '1', first).stdout.split()[1:]:
             kept = steps.kept(parent)
             said = describe(kept) if kept else 'not played: an ancestor of a good commit'
@@ -381,10 +396,15 @@ def drive(args):
 
 def main():
     if sys.argv[1:] == ['step']:
+        # Any status from 1 to 127 but 125 is "bad" to git bisect: a step that breaks must stop
+        # the bisect (255), not answer.
         try:
             return step()
         except KeyboardInterrupt:
             return 130
+        except Exception:
+            traceback.print_exc()
+            return ANSWER['kernel']
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     for opt in ('tree', 'good', 'bad', 'row'):
         ap.add_argument('--' + opt, default='')

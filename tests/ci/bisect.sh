@@ -7,6 +7,7 @@
 #   R  one hunk of the 5.9 fix reverted: GUP no longer marks the mm as having pinned, so
 #      folio_needs_cow_for_dma() says no and fork() shares a maybe-pinned page with the child again
 #   X  another unrelated change (a comment in Documentation/)
+# and, on a side branch, S (a WARN where GUP pins long-term) then X2 (no WARN, R's hunk reverted).
 # Bisecting row pin (a PIN_LONGTERM pin, COHERENT since 5.9) from the base to X must name R, with
 # pin's record on both sides, after skipping B (git bisect tests it first: the halfway commit);
 # every step after the first must be an incremental build. Stopped with SIGINT while it builds (as
@@ -14,7 +15,8 @@
 # Before that, each bad input must be refused before anything is built: an unknown row, GOOD not
 # an ancestor of BAD, a tree older than 6.1, a bisect in progress in the tree; and after it, GOOD
 # and BAD giving the same verdict (from the kept steps). The tree's HEAD, work files and bisect
-# state must be as they were after every run.
+# state must be as they were after every run. Bisecting from the base to X2 must stop at S, saying
+# the kernel failed there (a splat is neither verdict).
 #   tests/ci/bisect.sh USER_TREE
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -65,6 +67,13 @@ g show "$base:Makefile" | sed 's/^VERSION = .*/VERSION = 5/; s/^PATCHLEVEL = .*/
 	>"$work/Makefile"
 O=$(commit "$base" "Makefile: 5.19" Makefile "$work/Makefile")
 O2=$(commit "$O" "Documentation/mm: a comment" Documentation/mm/index.rst "$work/index.rst")
+# A kernel that splats where the row plays, on another side branch: S warns on every long-term pin,
+# X2 drops the warning and reverts R's hunk.
+sed 's/^\t\tmm_set_has_pinned_flag(&mm->flags);$/&\n\tWARN_ON_ONCE(flags \& FOLL_LONGTERM);/' \
+	"$work/gup.c.orig" >"$work/gup-warn.c"
+[[ $(diff "$work/gup.c.orig" "$work/gup-warn.c" | grep -c '^>') == 1 ]] || fail "no WARN planted in mm/gup.c"
+S=$(commit "$base" "mm/gup: warn on a long-term pin" mm/gup.c "$work/gup-warn.c")
+X2=$(commit "$S" "mm/gup: no warning; pin without marking the mm as having pinned" mm/gup.c "$work/gup.c")
 unset GIT_INDEX_FILE
 echo "bisect test: history base ${base:0:12} U ${U:0:12} B ${B:0:12} F ${F:0:12} R ${R:0:12} X ${X:0:12}"
 
@@ -106,22 +115,28 @@ g bisect reset >/dev/null 2>&1
 before=$(state)
 
 # The bisect, stopped with SIGINT (to its whole process group, as a terminal's Ctrl-C) once the
-# base has been played and the next build is under way; then run again to the end.
+# base has been played and the next commit's build is under way; then run again to the end.
 cache=${DONTFORK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dontfork-lab}
 steps=$cache/bisect/${tree##*/}-$(printf '%s' "$tree" | sha1sum | cut -c1-8)/steps/pin
 rm -rf "$steps"
+# In a process group of its own (job control), with SIGINT's default action whatever this script
+# inherited (a script's background job ignores SIGINT, and exec keeps that): as a terminal's Ctrl-C
+# finds a make bisect in the foreground.
 set -m
-make -C "$top" --no-print-directory bisect KERNEL_SRC="$tree" GOOD="$base" BAD="$X" ROW=pin \
-	>"$work/stopped.out" 2>&1 &
+"${LAB_PYTHON:-/usr/bin/python3}" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' make -C "$top" --no-print-directory bisect KERNEL_SRC="$tree" \
+	GOOD="$base" BAD="$X" ROW=pin >"$work/stopped.out" 2>&1 &
 pid=$!
 set +m
 t0=$SECONDS
-until [[ -f $steps/$base.json ]] && grep -q "^bisect: ${X:0:7}.*: building$" "$work/stopped.out"; do
+# Stopped once Kbuild works on X (its build's second 'building bzImage' line, the base's first).
+until [[ -f $steps/$base.json ]] && grep -q "^bisect: ${X:0:7}.*: building$" "$work/stopped.out" &&
+	(($(grep -c 'kernel: building bzImage' "$work/stopped.out") >= 2)); do
 	kill -0 "$pid" 2>/dev/null || { cat "$work/stopped.out"; fail "the bisect ended before it was stopped"; }
 	((SECONDS - t0 < 3600)) || fail "the base was not played within an hour"
-	sleep 2
+	sleep 1
 done
-sleep 20
 kill -INT -- "-$pid"
 rc=0
 wait "$pid" || rc=$?
@@ -129,6 +144,7 @@ sed 's/^/  stopped: /' "$work/stopped.out"
 ((rc != 0)) || fail "stopped: exit status 0"
 grep -q 'bisect: stopped; the steps finished so far are kept' "$work/stopped.out" ||
 	fail "stopped: no word of stopping"
+! grep -q 'first commit where' "$work/stopped.out" || fail "stopped: it ran to the end before the signal"
 for ((i = 0; i < 20; i++)); do
 	pgrep -g "$pid" >/dev/null || break
 	sleep 0.5
@@ -141,23 +157,35 @@ run bisect 0 "first commit where pin is ORPHANED, not COHERENT" GOOD="$base" BAD
 out=$work/bisect.out
 grep -q "^bisect: ${base:0:7}.* (kept from an earlier run)$" "$out" ||
 	fail "bisect: the base's step was not taken from the stopped run"
-grep -qx "  $R (ORPHANED):" "$out" || fail "bisect: it did not name R, ${R:0:12}"
-grep -qx "  its parent $F (COHERENT):" "$out" || fail "bisect: no record of R's parent F (COHERENT)"
-grep -q "^    pin: observed ORPHANED, expected COHERENT" "$out" || fail "bisect: no record of pin on R"
-grep -q "^    pin: observed COHERENT, expected COHERENT" "$out" || fail "bisect: no record of pin on F"
+grep -qx "bisect:   $R (ORPHANED):" "$out" || fail "bisect: it did not name R, ${R:0:12}"
+grep -qx "bisect:   its parent $F (COHERENT):" "$out" || fail "bisect: no record of R's parent F (COHERENT)"
+grep -q "^bisect:     pin: observed ORPHANED, expected COHERENT" "$out" || fail "bisect: no record of pin on R"
+grep -q "^bisect:     pin: observed COHERENT, expected COHERENT" "$out" || fail "bisect: no record of pin on F"
 grep -q "^bisect: skipped ${B:0:7}.*: skip: does not build" "$out" ||
 	fail "bisect: B was not skipped as not building"
 echo "ok: named R, ${R:0:12}, with the records of both sides; B skipped"
-# Every step but the first built incrementally: a fraction of the files the base's build compiled.
+# Every step after the stopped run's built incrementally.
 compiled() { "${LAB_PYTHON:-/usr/bin/python3}" -c 'import json, sys; print(json.load(open(sys.argv[1]))["compiled"])' "$1"; }
-cold=$(compiled "$steps/$base.json")
+# What the worktree's object folder compiled when it was built from nothing (vm/build-kernel.sh keeps
+# it): the steps are held to a tenth of it.
+wt=${steps%/steps/pin}/${tree##*/}
+cold=$(<"$cache/src/${tree##*/}-$(printf '%s' "$wt" | sha1sum | cut -c1-8)/obj/.lab-cold-files")
 for c in "$U" "$F" "$R" "$X"; do
 	[[ -f $steps/$c.json ]] || continue
 	n=$(compiled "$steps/$c.json")
 	if [[ $n == None ]] || ((n * 10 >= cold)); then
-		fail "the step of ${c:0:12} compiled $n files, the base's $cold: not incremental"
+		fail "the step of ${c:0:12} compiled $n files, a build from nothing $cold: not incremental"
 	fi
-	echo "ok: ${c:0:12} compiled $n files (the base: $cold)"
+	echo "ok: ${c:0:12} compiled $n files (a build from nothing: $cold)"
 done
 refused same-verdict "GOOD and BAD both give ORPHANED" GOOD="$R" BAD="$X" ROW=pin
+# The splat is a third answer: git bisect tests S first (the only commit between), and the bisect
+# stops there, saying the kernel failed, naming the splat's class.
+run third-answer 2 "the kernel failed there, neither COHERENT nor ORPHANED" GOOD="$base" BAD="$X2" ROW=pin
+grep -qE "^bisect: stopped at ${S:0:7}[0-9a-f]* mm/gup: warn on a long-term pin:" "$work/third-answer.out" ||
+	fail "third-answer: it did not stop at S, ${S:0:12}"
+grep -q 'kernel splat in the guest.s log (classes: warn' "$work/third-answer.out" ||
+	fail "third-answer: the splat's class is not named"
+! grep -q 'first commit where' "$work/third-answer.out" || fail "third-answer: a splat was taken for a verdict"
+echo "ok: a kernel that splats stops the bisect as a third answer"
 echo "bisect test: all green"

@@ -72,7 +72,10 @@ bool lab_memfree_is_exact(void);
 const char *lab_root(void);
 /* lab_root()/rel in buf; returns buf. */
 const char *lab_path(char *buf, size_t n, const char *rel);
-/* module.c: load lab_root()/modules/<name>.ko (no parameters); 0 (or already loaded), or -1. */
+/*
+ * module.c: load lab_root()/modules/<name>.ko with the kernel command line's <name>.PARAM=VALUE words;
+ * 0 (or already loaded), or -1.
+ */
 int lab_load_module(const char *name);
 
 /* kernel.c: what the guest knows of its kernel (/lab/kernel.env, written by vm/build-kernel.sh) */

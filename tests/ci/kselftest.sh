@@ -5,7 +5,11 @@
 # collection lab/tests, as make kselftest-install lays it out), and its output is parsed by the
 # tree's kunit.py: the programs that need a disk or the edu device are kselftest skips (the runner's
 # "# SKIP"), saying what they need; the fuzzer's case a skip, saying it needs two CPUs; access_test
-# passes, pindma.ko loaded from the collection by the first program that opened /dev/pindma. Not in
+# passes, pindma.ko loaded from the collection by the first program that opened /dev/pindma. Then
+# make kselftest-install's copy, run from where it was copied: on an ext4 image mounted in a guest
+# that loaded no module and whose own /lab is moved away (so that only the copy can serve), its
+# run_kselftest.sh runs madvise_test, access_test (pindma.ko loaded from DESTDIR/lab/modules) and
+# cow_test (cow.c and kernel.env from DESTDIR/lab), all passing. Not in
 # make test: beside its boots that wait on clocks, this one closed a plant's window (docs/tests.md).
 # Prints TAP; fails when a check does.
 #   tests/ci/kselftest.sh        (on the build of make test: BUILD, KERNEL, FLAVOUR as for it)
@@ -28,7 +32,7 @@ verdict() { # description ok [why]
 	if [[ $2 == 1 ]]; then echo "ok $n $1"; else echo "not ok $n $1"; failed=$((failed + 1)); fi
 }
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 skips=(
 	"fadvise_eio_test|no disk with serial eio whose writes fail"
@@ -65,5 +69,22 @@ verdict "fuzz_test's processes racing at the driver skip on one CPU, saying so" 
 grep -qE '^ok [0-9]+ selftests: lab/tests: access_test$' <<<"$out" &&
 	grep -q '^# ok 1 global.node_is_a_char_device_open_to_all$' <<<"$out" && ok=1 || ok=0
 verdict "access_test passes with pindma.ko loaded from the collection" "$ok"
+
+# make kselftest-install's copy, from elsewhere.
+make -C "$top" --no-print-directory kselftest-install DESTDIR="$work/install" >"$work/install.log" 2>&1
+truncate -s 200M "$work/install.img"
+/sbin/mke2fs -q -F -t ext4 -d "$work/install" "$work/install.img"
+rc=0
+VM_KMODS=none "$top/vm/run" --name kselftest-install --out "$work/install.out" --disk "$work/install.img" -- \
+	sh -c "mv /lab /lab-away && /mnt/disk/run_kselftest.sh -t lab/tests:madvise_test -t lab/tests:access_test -t lab/tests:cow_test >\"\$LAB_OUT\" 2>&1" \
+	>"$work/install-boot.log" 2>&1 || rc=$?
+tr -d '\r' <"$work/install.out" | sed '/^@@lab-dmesg-begin/,$d' >"$work/install-runner.out"
+"$py" "$ksrc/tools/testing/kunit/kunit.py" parse "$work/install-runner.out" >"$work/install-kunit.out" 2>&1 || true
+summary=$(grep -o 'Testing complete.*' "$work/install-kunit.out" || true)
+echo "# kunit.py parse: ${summary:-nothing}"
+ok=0
+[[ $rc == 0 && $summary == "Testing complete. Ran 3 tests: passed: 3" ]] && ok=1
+verdict "make kselftest-install's copy runs from where it was copied, the module and helpers its own" \
+	"$ok" "$([[ $ok == 1 ]] || echo "boot status $rc; see $work/install-boot.log, $work/install-runner.out")"
 
 ((failed == 0))

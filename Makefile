@@ -6,6 +6,12 @@
 #   make bench                  benchmarks in the VM: report and plots in build/bench
 #   make gdb                    the demo on a kernel with debug info, waiting for gdb (prints the command)
 #   make docs                   put real output into README.md and docs/*.md (docs/generate)
+#   make kselftest-install DESTDIR=DIR   the in-guest programs as a kselftest collection, with
+#                               the tree's run_kselftest.sh (vm/kselftest-install.sh; docs/tests.md)
+#   make lava [LAVA_URL=BASE]   LAVA job definitions running the suite, per kernel and flavour
+#                               (vm/lava.py; build/lava/; docs/tests.md)
+#   make bisect KERNEL_SRC=DIR GOOD=REV BAD=REV ROW=NAME   the first commit of your tree where the
+#                               row's verdict changed (vm/bisect_row.py; docs/lab.md)
 # Each installs missing Debian packages first (vm/deps.sh). FLAVOUR=debug selects the debug kernel,
 # KERNEL=6.12 Debian's linux-source-6.12 with kernel-patches/6.12/ (6.1 is the default), KERNEL_SRC=DIR
 # your own tree (>= 6.1; built out of tree into the cache, not patched).
@@ -23,7 +29,7 @@ export FLAVOUR KERNEL KERNEL_SRC BUILD
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON
 
-.PHONY: test demo gdb shell fuzz bench docs guest kernel deps clean distclean
+.PHONY: test demo gdb shell fuzz bench docs bisect lava kselftest-install guest kernel deps clean distclean
 test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
@@ -46,6 +52,23 @@ bench: guest
 # The output blocks of the pages, from one real run in the guest (and the last make bench).
 docs: guest
 	docs/generate
+
+# git bisect run over your tree's history, each commit built and played in the lab's own worktree
+# of it (the cache's bisect/ folder): your tree's files, HEAD and bisect state are not touched.
+bisect: deps
+	$(LAB_PYTHON) vm/bisect_row.py --tree "$(KERNEL_SRC)" --good "$(GOOD)" --bad "$(BAD)" --row "$(ROW)"
+
+# The guest's kselftest install (vm/guest.mk), copied to DESTDIR.
+$(if $(filter kselftest-install,$(MAKECMDGOALS)),$(if $(DESTDIR),,$(error make kselftest-install needs DESTDIR=DIR)))
+kselftest-install: guest
+	vm/kselftest-install.sh "$(DESTDIR)"
+
+# LAVA job definitions and their rendered QEMU device, one per kernel and flavour; nothing is built:
+# a job names its build folder's kernel, initramfs and disks (file:// unless LAVA_URL).
+LAVA_URL ?=
+lava:
+	@vm/deps.sh lava
+	$(LAB_PYTHON) vm/lava.py $(if $(LAVA_URL),--url "$(LAVA_URL)")
 
 shell: guest
 	vm/run --name shell --disk $(BUILD)/disk.img --shell

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the guest knows of its kernel, from one place: /lab/kernel.env, written by
- * vm/build-kernel.sh from the kernel registry (kernel-patches/<name>/) and the tree it built.
+ * What the guest knows of its kernel, from one place: kernel.env beside the lab's programs
+ * (/lab/kernel.env in the guest), written by vm/build-kernel.sh from the kernel registry
+ * (kernel-patches/<name>/) and the tree it built.
  */
 #include "lab.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@ static struct {
 
 static void read_env(void)
 {
-	char line[sizeof(env.patches)];
+	char line[sizeof(env.patches)], path[PATH_MAX];
 	FILE *f;
 
 	if (env.read)
@@ -28,7 +30,8 @@ static void read_env(void)
 	env.read = true;
 	snprintf(env.name, sizeof(env.name), "?");
 	/* LAB_KERNEL_ENV: another file, for a plant of a kernel without part of its series. */
-	f = fopen(getenv("LAB_KERNEL_ENV") ? getenv("LAB_KERNEL_ENV") : "/lab/kernel.env", "r");
+	f = fopen(getenv("LAB_KERNEL_ENV") ? getenv("LAB_KERNEL_ENV") :
+		  lab_path(path, sizeof(path), "kernel.env"), "r");
 	if (!f)
 		return;
 	env.found = true;

@@ -62,6 +62,22 @@ long lab_foll_pins(void);
  */
 bool lab_memfree_is_exact(void);
 
+/* root.c: where the lab's files are */
+
+/*
+ * The folder above the program's own: /lab in the guest (programs in /lab/tests, /lab/bin and
+ * /lab/demo), DESTDIR/lab in a kselftest collection (make kselftest-install), wherever it was
+ * copied: helpers, demos and kernel.env are found from there.
+ */
+const char *lab_root(void);
+/* lab_root()/rel in buf; returns buf. */
+const char *lab_path(char *buf, size_t n, const char *rel);
+/*
+ * module.c: load lab_root()/modules/<name>.ko with the kernel command line's <name>.PARAM=VALUE words;
+ * 0 (or already loaded), or -1.
+ */
+int lab_load_module(const char *name);
+
 /* kernel.c: what the guest knows of its kernel (/lab/kernel.env, written by vm/build-kernel.sh) */
 
 /* The kernel's registry name (kernel-patches/<name>/), or "src" for a user's tree (KERNEL_SRC). */

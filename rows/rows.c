@@ -304,12 +304,3 @@ const struct row *row_find(const char *name)
 			return &rows[i];
 	return NULL;
 }
-
-extern const struct row_family family_pindma, family_vmsplice, family_iouring, family_odirect,
-	family_verbs, family_fadvise;
-
-const struct row_family *const families[FAM_COUNT] = {
-	[FAM_PINDMA] = &family_pindma, [FAM_VMSPLICE] = &family_vmsplice,
-	[FAM_IOURING] = &family_iouring, [FAM_ODIRECT] = &family_odirect,
-	[FAM_VERBS] = &family_verbs, [FAM_FADVISE] = &family_fadvise,
-};

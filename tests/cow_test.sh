@@ -6,20 +6,22 @@
 #      tests/cow-known.txt lists it for this kernel with that verdict and a reason (then an XFAIL here).
 #      A listed case that passes fails on the lab's own kernels, as the skip budget does, so that the
 #      list can only shrink; a user's tree (KERNEL_SRC) only reports it. One more case: cow.c ran its whole plan and exited
-#      with the status its own results call for (a crash halfway, or no /lab/bin/cow, fails it).
+#      with the status its own results call for (a crash halfway, or no bin/cow, fails it).
 #   2. with vm.fork_share_pinned=1: one more case, passing when exactly the "fork() with an iouring fixed
 #      buffer" cases (a longterm pin held across fork) flip from pass to fail, on every page type that ran.
 #      A user's tree (KERNEL_SRC) without kernel-patches/.../0002 skips it; the lab's own kernels carry
 #      their whole series, so there it fails.
 # The guest gets swap (a swap file on the lab's disk) and 2 MiB hugetlb pages first, so the swapped-out
-# and hugetlb variants run.
+# and hugetlb variants run. The lab's files are found from this script's folder (/lab/tests in the
+# guest, DESTDIR/lab/tests in a kselftest collection).
 set -eu
-cow=${COW:-/lab/bin/cow}
-known=${COW_KNOWN:-/lab/tests/cow-known.txt}
+root=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+cow=${COW:-$root/bin/cow}
+known=${COW_KNOWN:-$root/tests/cow-known.txt}
 switch=/proc/sys/vm/fork_share_pinned
 pinned_fork="fork() with an iouring fixed buffer"
 kver=$(uname -r | cut -d. -f1,2)
-kernel=$(sed -n 's/^LAB_KERNEL=//p' "${LAB_KERNEL_ENV:-/lab/kernel.env}" 2>/dev/null)
+kernel=$(sed -n 's/^LAB_KERNEL=//p' "${LAB_KERNEL_ENV:-$root/kernel.env}" 2>/dev/null)
 tmp=/tmp/cow.$$
 mkdir -p "$tmp"
 # Fields of the verdict files: a separator no case name holds, and not a blank, which read would
@@ -27,6 +29,14 @@ mkdir -p "$tmp"
 us=$(printf '\037')
 
 swapfile=/mnt/disk/cow.swap
+# The swap file's disk is the lab's scratch disk (vm/run mounts /dev/vda there); a kselftest collection
+# run elsewhere may have none: the whole program is a kselftest skip, saying so (in the lab's own run
+# no skip budget lists it, so there it fails).
+if ! grep -q ' /mnt/disk ' /proc/mounts; then
+	echo "TAP version 13"
+	echo "1..0 # SKIP no scratch disk on /mnt/disk for the swap file: the lab's own run attaches one (make test)"
+	exit 4
+fi
 if ! grep -q "^$swapfile " /proc/swaps; then
 	# Made once on the disk image (64 MiB at the slow disk's 8 MiB/s), kept for later boots. Written
 	# with O_DIRECT, a MiB a wait: through the page cache, mkswap's fsync() wrote the file out beside
@@ -37,7 +47,7 @@ if ! grep -q "^$swapfile " /proc/swaps; then
 	swapon "$swapfile"
 fi
 has_switch=0
-grep -q '^LAB_SERIES_PATCHES=.*0002-' "${LAB_KERNEL_ENV:-/lab/kernel.env}" 2>/dev/null && has_switch=1
+grep -q '^LAB_SERIES_PATCHES=.*0002-' "${LAB_KERNEL_ENV:-$root/kernel.env}" 2>/dev/null && has_switch=1
 # One page per hugetlb case and one for the copy its child or a COW makes; spare ones for the rest.
 echo 16 >/proc/sys/vm/nr_hugepages
 

@@ -31,6 +31,15 @@ static void find_eio_disk(char *dev, size_t size)
 		snprintf(dev, size, "/dev/%s", name);
 }
 
+static const char *lacks_eio_disk(void)
+{
+	char dev[300];
+
+	find_eio_disk(dev, sizeof(dev));
+	return dev[0] ? NULL : "no disk with serial eio whose writes fail (QEMU blkdebug, "
+		"vm/blkdebug-fail-writes.conf): the lab attaches one (tests/run-all)";
+}
+
 TEST(write_wait_reports_eio_once_per_file)
 {
 	LAB_NEEDS_PATCH("0001", "LINUX_FADV_WRITE_WAIT");
@@ -98,4 +107,4 @@ TEST(write_wait_on_page_0_reports_an_error_far_away)
 	close(fd);
 }
 
-LAB_HARNESS_MAIN
+LAB_HARNESS_MAIN_NEEDS(lacks_eio_disk)

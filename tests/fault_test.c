@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,6 +405,7 @@ static const int tests_faults[NATTRS] = { 2, 2, 10 };
 TEST_F_TIMEOUT(faults, fuzzer_under_faults_finds_nothing, 900)
 {
 	long injected[NATTRS];
+	char cmd[PATH_MAX + 96];
 	struct timespec t0;
 	int status;
 
@@ -411,8 +413,9 @@ TEST_F_TIMEOUT(faults, fuzzer_under_faults_finds_nothing, 900)
 	ASSERT_EQ(0, arm(self, random_faults, 1));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fflush(NULL);
-	status = system("/lab/bin/pindma_fuzz --faults --seed " SEED
-			" --ops 12000 --procs 3 --threads 3");
+	snprintf(cmd, sizeof(cmd), "%s/bin/pindma_fuzz --faults --seed " SEED
+		 " --ops 12000 --procs 3 --threads 3", lab_root());
+	status = system(cmd);
 	disarm(self, injected);
 	say("pindma_fuzz --faults: %.1f s\n", since(&t0));
 	ASSERT_TRUE(WIFEXITED(status));
@@ -454,7 +457,7 @@ static int run_marked(const char *prog, const char *log)
 	if (!pid) {
 		int out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
-		snprintf(path, sizeof(path), "/lab/tests/%s", prog);
+		snprintf(path, sizeof(path), "%s/tests/%s", lab_root(), prog);
 		if (out < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
 		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 			_exit(126);

@@ -76,7 +76,6 @@ FIXTURE(race)
 
 FIXTURE_SETUP(race)
 {
-	LAB_NEEDS_CPUS(2);
 	self->r.gup_fd = open(GUP_TEST, O_RDWR);
 	ASSERT_LE(0, self->r.gup_fd) TH_LOG(GUP_TEST ": CONFIG_GUP_TEST and debugfs needed");
 	self->r.buf = mmap(NULL, NPAGES * LAB_PAGE, PROT_READ | PROT_WRITE,
@@ -99,6 +98,7 @@ static void fork_loop(struct __test_metadata *_metadata, struct race *r, int on_
 	int bad_children = 0;
 	pthread_t t;
 
+	LAB_NEEDS_CPUS(2);
 	ASSERT_EQ(0, pthread_create(&t, NULL, pinner, r));
 	for (int i = 0; i < FORKS; i++) {
 		int status;

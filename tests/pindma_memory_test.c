@@ -33,6 +33,16 @@ static const char *mode_name(uint32_t mode)
 }
 
 /* A file of len bytes of c in dir, on a file system of type magic; its fd, unlinked. */
+/* The lab's scratch disk, ext4, which /init mounts on /mnt/disk. */
+#define NO_DISK "no ext4 scratch disk on /mnt/disk: the lab attaches one (vm/run --disk)"
+
+static bool on_ext4(const char *dir)
+{
+	struct statfs fs;
+
+	return !statfs(dir, &fs) && fs.f_type == EXT4_SUPER_MAGIC;
+}
+
 static int make_file(struct __test_metadata *_metadata, const char *dir, long magic, size_t len,
 		     char c)
 {
@@ -135,11 +145,12 @@ static int write_pin_as_nobody(void *map)
 
 TEST_F(mem, write_pin_of_a_shared_ext4_mapping_is_eopnotsupp)
 {
-
-	int file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'f');
 	char *map;
 	uint32_t h;
+	int file;
 
+	LAB_NEEDS(on_ext4("/mnt/disk"), NO_DISK);
+	file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'f');
 	ASSERT_LE(0, file);
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
 	ASSERT_NE(MAP_FAILED, map);
@@ -163,10 +174,12 @@ TEST_F(mem, write_pin_reaching_a_shared_ext4_mapping_touches_nothing)
 {
 	/* pin.c pins 512 pages per batch: the ext4 pages are in the second. */
 	const size_t anon = 512 * LAB_PAGE;
-	int file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'f');
 	char *buf;
 	uint32_t h;
+	int file;
 
+	LAB_NEEDS(on_ext4("/mnt/disk"), NO_DISK);
+	file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'f');
 	ASSERT_LE(0, file);
 	buf = mmap(NULL, anon + SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, buf);
@@ -194,10 +207,12 @@ TEST_F(mem, write_pin_reaching_a_shared_ext4_mapping_touches_nothing)
 /* A read pin of the same mapping is fine: the device only reads the page cache. */
 TEST_F(mem, read_pin_of_a_shared_ext4_mapping_pins)
 {
-	int file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'r');
 	uint32_t engine = PINDMA_ENGINE_CPU, h;
 	char got[8], *map;
+	int file;
 
+	LAB_NEEDS(on_ext4("/mnt/disk"), NO_DISK);
+	file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'r');
 	ASSERT_LE(0, file);
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
 	ASSERT_NE(MAP_FAILED, map);
@@ -242,6 +257,7 @@ static void write_pins_land(struct __test_metadata *_metadata, FIXTURE_DATA(mem)
 /* A private mapping of the file: the write pin copies the pages; the file stays as it was. */
 TEST_F(mem, write_pin_of_a_private_ext4_mapping_pins_and_leaves_the_file)
 {
+	LAB_NEEDS(on_ext4("/mnt/disk"), NO_DISK);
 	write_pins_land(_metadata, self, "/mnt/disk", EXT4_SUPER_MAGIC, MAP_PRIVATE, 'p', 'p');
 }
 

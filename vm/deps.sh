@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages the lab needs, only when one is missing.
+#   vm/deps.sh [lava]     lava: also what make lava and its check need
 # The check is one dpkg-query call, so a machine that has everything pays no apt time.
 set -euo pipefail
 
@@ -15,6 +16,9 @@ if [[ -z ${KERNEL_SRC:-} ]] && ! grep -qxF "$LAB_KERNEL" <<<"$(lab_kernels)"; th
 fi
 pkgs=(linux-source-6.12)
 [[ -n ${KERNEL_SRC:-} || $LAB_KERNEL == 6.12 ]] || pkgs+=("linux-source-$LAB_KERNEL")
+# make lava (vm/deps.sh lava): LAVA's dispatcher, whose lava-run runs a job on a local QEMU
+# device with no server (and python3-jinja2 and python3-yaml, which vm/lava.py uses, with it).
+[[ ${1:-} != lava ]] || pkgs+=(lava-dispatcher)
 pkgs+=(qemu-system-x86 busybox-static gcc make bc bison flex libelf-dev libssl-dev
       cpio xz-utils lz4 kmod git e2fsprogs rdma-core libibverbs-dev ibverbs-providers ibverbs-utils iproute2
       gnuplot-nox liburing-dev libjson-c-dev gdb rsync python3 python3-jsonschema)

@@ -53,12 +53,25 @@ COW_HDR := $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(COW_TREE),$(KTREE))/usr
 COW := $(if $(wildcard tests/cow_test.sh),$(GUEST)/lab/bin/cow $(GUEST)/lab/tests/cow-known.txt)
 # The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
 DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md))
-MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lib/modules/lab/pindma.ko)
+MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lab/modules/pindma.ko)
 # The tree's own modules (InfiniBand and rxe are modules, as distros build them), as modules_install
 # lays them out with depmod's index; vm/mkinitramfs.sh puts them into the initramfs.
 KMOD := $(BUILD)/kmod/.lab-installed
+# The guest holds a kselftest install in /kselftest, as the tree's kselftest_install.sh lays one
+# out (make kselftest-install copies it to DESTDIR): the tree's own runner, run_kselftest.sh and
+# kselftest/, the list of the lab's collection, lab/tests, and the collection's settings. The
+# collection is the guest's /lab itself (guest/init links /kselftest/lab to it): the programs in
+# /lab/tests, their helpers, demos and module beside them.
+KSFT := $(KSRC)/tools/testing/selftests
+KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(GUEST)/kselftest/kselftest-list.txt \
+	$(GUEST)/lab/tests/settings \
+	$(patsubst $(KSFT)/kselftest/%,$(GUEST)/kselftest/kselftest/%,$(wildcard $(KSFT)/kselftest/*))
+# The runner's timeout, which it gives each program of the collection: above the longest a
+# program's own harness lets one of its cases run (fault_test's 900 s, on the debug kernel), so
+# that the runner cuts nothing the harness would let finish; vm/run's timeout bounds the guest.
+KSELFTEST_TIMEOUT := 1200
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
@@ -82,8 +95,10 @@ $(VERBS): private LDFLAGS := -s -Wl,--gc-sections
 $(VERBS): private LDLIBS += -libverbs
 
 # Host files the guest gets at their host paths, with their libraries: rdma-core's rxe provider
-# and its driver file for libibverbs, and iproute2's rdma tool.
-EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
+# and its driver file for libibverbs, iproute2's rdma tool, and coreutils' timeout, with which the
+# tree's kselftest runner times each program (timeout --foreground, which busybox's lacks; guest/init's
+# busybox --install leaves a file already there as it is).
+EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver /usr/bin/timeout \
 	$(wildcard /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so)
 
 .PHONY: all FORCE
@@ -92,7 +107,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver \
 # the planted crash test's beside them), and on the debug kernel the fork switch's two boots.
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
 	disk-plants-kernel.img disk-plants-crash.img disk-plants-driver.img disk-switch1.img disk-switch2.img)
-all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -158,6 +173,21 @@ $(GUEST)/lab/tests/manifest: FORCE
 	@printf '%s\n' $(filter-out manifest,$(notdir $(TESTS))) >$@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
+# The kselftest install (KSELFTEST above): the runner's files as the tree's selftests Makefile
+# installs them, the list from the manifest, and the settings.
+$(GUEST)/kselftest/run_kselftest.sh: $(KSFT)/run_kselftest.sh $(STAMP)
+	install -D -m 744 $< $@
+
+$(GUEST)/kselftest/kselftest/%: $(KSFT)/kselftest/% $(STAMP)
+	install -D -m 744 $< $@
+
+$(GUEST)/kselftest/kselftest-list.txt: $(GUEST)/lab/tests/manifest
+	sed 's,^,lab/tests:,' $< >$@
+
+$(GUEST)/lab/tests/settings: vm/guest.mk
+	@mkdir -p $(@D)
+	echo 'timeout=$(KSELFTEST_TIMEOUT)' >$@
+
 # The extracted subset: Kbuild's headers_install needs its Makefiles, scripts and the x86 tools.
 COW_TOP := $(notdir $(basename $(basename $(COW_TARBALL))))
 COW_FILES := Makefile Kbuild Kconfig scripts include/uapi arch/x86 usr tools/include \
@@ -199,7 +229,7 @@ $(GUEST)/lab/%: %
 # absolute paths into the tree it last built against, so a stale object would look up to date after
 # the tree changed (a new path, or the same path built for another series). Kbuild decides what is stale; the .ko is copied only when it changed.
 MODSRC := $(BUILD)/module/pindma
-$(GUEST)/lib/modules/lab/pindma.ko: FORCE
+$(GUEST)/lab/modules/pindma.ko: FORCE
 	@tree=$$(readlink -f $(KTREE))@$$(cat $(STAMP)); \
 	if [ "$$(cat $(MODSRC)/.lab-ktree 2>/dev/null)" != "$$tree" ]; then \
 		rm -rf $(MODSRC) && mkdir -p $(MODSRC) && echo "$$tree" >$(MODSRC)/.lab-ktree; \

@@ -48,6 +48,41 @@ lab_build_of() {
 	if [[ $1 == 6.1 ]]; then echo "$LAB_TOP/build"; else echo "$LAB_TOP/build/$1"; fi
 }
 
+# The guest kernel's command line, for vm/run and make lava's jobs: $1 the edu device's DMA address
+# width, passed to pindma as dma_bits.
+lab_kernel_append() {
+	# acpi=noirq: PCI interrupts are routed by the PIRQ table, not by evaluating the ACPI _PRT method
+	# at every device's enable. On the debug kernel that AML (each allocation recording a KASAN and a
+	# kmemleak stack) kept the boot's initcalls in one RCU grace period for a minute (an RCU stall),
+	# and under fault injection ACPICA's _PRT error path read freed memory (KASAN). ACPI stays on for
+	# the HPET clock (vm/kernel.config).
+	local append="console=ttyS0 panic=-1 loglevel=5 acpi=noirq pindma.dma_bits=$1"
+	# tsc=unstable: the clock is the HPET's, as on two vCPUs, where the kernel takes the TSCs of this
+	# CPU model (not Intel, no constant TSC) as unsynchronized. On one vCPU it kept the TSC, calibrated
+	# against the PIT at boot; beside busy guests that calibration came out 8 times too slow, the
+	# guest's time ran 8 times fast, and an RCU stall was reported at /init (seen: "PIT calibration
+	# deviates from HPET: 331773 2598391"). udelay() keeps that calibration; nothing of the lab's times
+	# itself by it (pindma polls against ktime).
+	append+=" tsc=unstable"
+	# No BSD (legacy) ptys: nothing in the guest opens one, and creating 256 pairs took 80 ms of each
+	# boot.
+	append+=" pty.legacy_count=0"
+	# no_timer_check: at boot, check_timer() waits up to 40e9/HZ TSC cycles for more than 4 timer ticks
+	# (under TCG the TSC runs at the host's rate: about 60 ms here, 250 Hz at 2.6 GHz), tries its other
+	# routings, and panics when none gets them. Under TCG a tick needs QEMU's main loop, which a loaded
+	# host can hold off that long: CI's user-tree guest panicked so ("IO-APIC + timer doesn't work!",
+	# at 0.048 s by the guest's clock, which counts those very ticks then). QEMU's timer is not broken,
+	# and none of the lab's checks rests on that test. Its first routing is kept; were that one dead
+	# too, the guest would hang until vm/run's timeout instead of panicking.
+	append+=" no_timer_check"
+	# The debug kernel (KASAN, lockdep) runs several times slower under TCG: its stack unwinding alone
+	# kept a vCPU 22 s in one probe and the boot's initcalls 55 s, seen as soft lockups and RCU stalls
+	# with the defaults (20 s, 21 s) when the host was busy. Three times those there; a real lockup
+	# still reports.
+	[[ $LAB_FLAVOUR == normal ]] || append+=" watchdog_thresh=30 rcupdate.rcu_cpu_stall_timeout=60"
+	echo "$append"
+}
+
 die() {
 	echo "${0##*/}: $*" >&2
 	exit 1

@@ -47,7 +47,7 @@ addlibs() { # host binary: copy the loader and libraries it needs, at their host
 	done < <(ldd "$1" 2>/dev/null | grep -oE '/[^ ]+' || true)
 }
 
-for d in /dev /proc /sys /tmp /root /etc /lab/bin /lib/modules/lab; do adddir "$d"; done
+for d in /dev /proc /sys /tmp /root /etc /lab/bin /lab/modules; do adddir "$d"; done
 echo "nod /dev/console 600 0 0 c 5 1" >>"$spec"
 echo "nod /dev/null 666 0 0 c 1 3" >>"$spec"
 addfile /bin/busybox "$busybox" 755

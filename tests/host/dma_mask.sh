@@ -102,7 +102,7 @@ boot dma-mask-28 VM_EDU_DMA_BITS=28 VM_QEMU_ARGS="-machine pc,max-ram-below-4g=2
 boot dma-mask-64 -- "$guest 12"
 # 4, then 3: pindma at load asked for 64 bits, then loaded again at 28.
 boot dma-mask-28-no-swiotlb VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64" -- "$too_wide_cmd
-rmmod pindma && insmod /lib/modules/lab/pindma.ko dma_bits=28 || echo 'pindma not loaded again'
+rmmod pindma && insmod /lab/modules/pindma.ko dma_bits=28 || echo 'pindma not loaded again'
 $guest 28 --no-bounce"
 boot dma-mask-28-pool-beyond VM_MEM=5120 VM_EDU_DMA_BITS=28 -- "$guest 28 --no-bounce"
 boot dma-mask-too-wide-forced VM_EDU_DMA_BITS=28 VM_APPEND="pindma.dma_bits=64 swiotlb=force" -- "$too_wide_cmd"

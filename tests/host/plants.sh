@@ -427,8 +427,8 @@ sec_programs() {
 		cow_missing) printf '#!/bin/sh\nCOW=/lab/plants/none exec /lab/tests/cow_test\n' >"$w/$name" ;;
 		cow_known_passed)
 			printf '#!/bin/sh\nCOW=/lab/plants/cow_crash COW_KNOWN=/lab/plants/cow-known.txt exec /lab/tests/cow_test\n' >"$w/$name" ;;
-		demo_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test consumers_demo\n' >"$w/$name" ;;
-		hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plants/demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
+		demo_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plant-demo exec /lab/tests/rows_test consumers_demo\n' >"$w/$name" ;;
+		hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plant-demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
 		query) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only pin" nobody\n' >"$w/$name" ;;
 		pagemap) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only mlock" nobody\n' >"$w/$name" ;;
 		knob_left)
@@ -467,8 +467,10 @@ sec_programs() {
 	cat "$top/tests/skips/$kernel.txt" "$top/tests/plants/skips.txt" >"$plants/skips.txt"
 	# A folder whose manifest lists a program it lacks, run as a whole (the runner's manifest check).
 	echo ghost_test >"$plants/manifest"
-	adds+=(--add "$plants/guest/demo/consumers_demo:/lab/plants/demo/consumers_demo"
-		--add "$plants/guest/demo/verbs_demo:/lab/plants/demo/verbs_demo"
+	# The plant demos one folder below /lab, as the lab's own (a program finds kernel.env and its
+	# helpers from the folder above its own: liblab's lab_root()).
+	adds+=(--add "$plants/guest/demo/consumers_demo:/lab/plant-demo/consumers_demo"
+		--add "$plants/guest/demo/verbs_demo:/lab/plant-demo/verbs_demo"
 		--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
 		--add "$plants/cow-known.txt:/lab/plants/cow-known.txt"
 		--add "$plants/manifest:/lab/plants/tests/manifest")

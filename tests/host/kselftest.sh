@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The check that holds a kselftest run to the lab's judgement (tests/kselftest.py, in make test's
+# kselftest_test) seen failing: fed a data channel holding one fault each, a runner's "ok" for a
+# program whose frame has a failed case, no runner output at all, a knob left changed. No guest (the
+# collection on a machine the lab did not set up is CI's: tests/ci/kselftest.sh). Prints TAP.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+py=${LAB_PYTHON:-/usr/bin/python3}
+build=${BUILD:-$top/build}
+tree=$(readlink -f "$build/linux")
+ksrc=$tree
+[[ ! -f $tree/source/Makefile ]] || ksrc=$tree/source
+work=$build/kselftest-host
+rm -rf "$work"
+mkdir -p "$work"
+
+n=0
+verdict() { # description ok [why]
+	n=$((n + 1))
+	[[ -z ${3:-} ]] || echo "# $3"
+	if [[ $2 == 1 ]]; then echo "ok $n $1"; else echo "not ok $n $1"; fi
+}
+echo "TAP version 13"
+echo "1..3"
+
+frame() { # name status case-line
+	printf '@@lab-prog-begin %s\nTAP version 13\n1..1\n%s\n@@lab-prog-end %s %s 0.1\n' "$1" "$3" "$1" "$2"
+}
+runner() { # result-line of program a_test
+	printf '@@lab-kselftest-begin\nTAP version 13\n1..1\n# selftests: lab/tests: a_test\n# TAP version 13\n'
+	printf '# 1..1\n# ok 1 x\n%s\n@@lab-kselftest-end\n' "$1"
+}
+plant() { # description message data
+	local got
+	printf '%s\n' "$3" >"$work/plant.data"
+	got=$("$py" "$top/tests/kselftest.py" "$work/plant.data" "$ksrc" 2>&1) && rc=0 || rc=$?
+	if [[ $rc == 1 ]] && grep -qF -- "$2" <<<"$got"; then
+		verdict "$1 turns the kselftest check red" 1
+	else
+		verdict "$1 turns the kselftest check red" 0 "status $rc, no '$2' in: $(tr '\n' ' ' <<<"$got")"
+	fi
+}
+plant "the runner's ok for a program whose case failed" "a_test: kunit.py PASS, the lab FAIL" \
+	"$(frame a_test 1 'not ok 1 x'; runner 'ok 1 selftests: lab/tests: a_test')"
+plant "no runner output" "the guest handed over no run_kselftest.sh output" "$(frame a_test 0 'ok 1 x')"
+plant "a knob left changed" "the runner left /proc/sys/vm/fork_share_pinned at 1 (it was 0)" \
+	"$(frame a_test 0 'ok 1 x'; runner 'ok 1 selftests: lab/tests: a_test'
+		echo '@@lab-knob /proc/sys/vm/fork_share_pinned 0 1')"

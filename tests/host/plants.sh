@@ -116,6 +116,7 @@ frame_check[pagemap]=$'could not run: reading the parent\'s PFN\n1 rows: 0 as ex
 # line when it ends in ": not ok").
 ktaps=(
 	"nested|a nested not ok under a parent's ok|x_test failed: outer: subtest: 1 inner: not ok"
+	"nested_split|a nested not ok in the first of two indented blocks before one result|x_test failed: outer: subtest (block 1 of 2): 1 inner: not ok"
 	"nested_skip|a skip inside a subtest, under a parent's ok|x_test failed: outer: subtest: 1 inner: skip (a plant) inside a subtest"
 	"xfail|an XFAIL no budget lists|x_test failed: a: an expected failure (XFAIL anything) that the skip budget"
 	"xpass|an XPASS (6.12's harness: a test's child exiting 3)|x_test failed: global.t: XPASS (unknown)"
@@ -280,6 +281,10 @@ ktap_plant() {
 	local d=$kt/$1
 	case $1 in
 	nested) frame x_test 0 'KTAP version 1' '1..1' '    KTAP version 1' '    1..1' '    not ok 1 inner' 'ok 1 outer' ;;
+	nested_split)
+		frame x_test 0 '1..1' '    1..1' '    not ok 1 inner' '# a line at the outer level' '    1..1' \
+			'    ok 1 inner' 'ok 1 outer'
+		;;
 	nested_skip) frame x_test 0 '1..1' '    1..1' '    ok 1 inner # SKIP a plant' 'ok 1 outer' ;;
 	xfail) frame x_test 0 '1..1' 'ok 1 a # XFAIL anything' ;;
 	xpass) frame x_test 0 '1..1' '#  RUN           global.t ...' 'ok 1 global.t # XPASS unknown' ;;

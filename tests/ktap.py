@@ -13,10 +13,11 @@ two quirks of the kernel's kselftest_harness.h, as its source shows them (tests/
 so a skip needs a reason, and a case whose block shows an expectation failing must not pass or
 skip. 6.12's harness also records a child exiting 2 or 3 as "# XFAIL" / "# XPASS": an XPASS is
 never a pass, and an XFAIL (or TODO) is a claim like a skip. Skips and XFAILs are then held to the
-skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget). Nested subtests are judged whole (a
-"not ok" under an "ok" fails it); a result or plan indented by 1-3 spaces, a result without its
-number, and an indented block no result closes fail. The data channel's frames must each end
-(frames()); a whole run's programs are the build's manifest (vanished()).
+skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget). Nested subtests are judged whole,
+every indented block before a result (a "not ok" under an "ok" fails it); a result or plan indented
+by 1-3 spaces, a result without its number, and an indented block no result closes fail. The data
+channel's frames must each end (frames()); a whole run's programs are the build's manifest
+(vanished()).
 
   ktap.py check NAME FILE [STATUS]   judge one program's output; exit 1 if it failed
   ktap.py data FILE [--budget B] [--manifest M] [--debug 1]
@@ -66,7 +67,9 @@ def _name_from_block(block):
 
 def parse(lines):
     """Parse one KTAP document whose lines are already de-indented to its own level."""
-    doc, block, nested = Doc(), [], None
+    # Every indented block since the last result: a subtest's output split by a line at this level
+    # is two blocks, and each is judged (a "not ok" in the first must not be dropped).
+    doc, block, nested = Doc(), [], []
     doc.lines = lines
     i = 0
     while i < len(lines):
@@ -77,7 +80,7 @@ def parse(lines):
                                       or not lines[i].strip()):
                 sub.append(lines[i][4:] if lines[i].startswith(INDENT) else lines[i][1:])
                 i += 1
-            nested = parse(sub)
+            nested.append(parse(sub))
             continue
         i += 1
         # A result or plan indented by 1 to 3 spaces belongs to no level: neither this
@@ -119,20 +122,22 @@ def parse(lines):
                 case.problems.append('XPASS (%s): passed where a failure was expected, or its '
                                      "child exited with the harness's XPASS code; not a pass"
                                      % (reason.strip() or 'no reason'))
-            if nested is not None:
-                for p in judge_doc(nested):
-                    case.problems.append('subtest: ' + p)
-                for sub in nested.cases:
+            for k, sub_doc in enumerate(nested, 1):
+                where = 'subtest' if len(nested) == 1 else \
+                    'subtest (block %d of %d)' % (k, len(nested))
+                for p in judge_doc(sub_doc):
+                    case.problems.append('%s: %s' % (where, p))
+                for sub in sub_doc.cases:
                     if sub.status in ('skip', 'xfail'):
                         # The skip budget names a program's own cases: a claim inside a subtest
                         # would escape it.
-                        case.problems.append('subtest: %d %s: %s (%s) inside a subtest, where the '
+                        case.problems.append('%s: %d %s: %s (%s) inside a subtest, where the '
                                              'skip budget cannot hold it' % (
-                                                 sub.number, sub.name, sub.status,
+                                                 where, sub.number, sub.name, sub.status,
                                                  sub.reason or 'no reason'))
                     if sub.status == 'fail' or sub.problems:
-                        case.problems.append('subtest: %d %s: not ok%s'
-                                             % (sub.number, sub.name, ''.join(
+                        case.problems.append('%s: %d %s: not ok%s'
+                                             % (where, sub.number, sub.name, ''.join(
                                                  '; ' + q for q in sub.problems)))
             if status == 'skip' and case.reason in ('', 'unknown'):
                 case.problems.append('skipped without a reason: the harness records a test '
@@ -145,7 +150,7 @@ def parse(lines):
                                              'the failure' % (b.strip('# ')[:120], status))
                         break
             doc.cases.append(case)
-            block, nested = [], None
+            block, nested = [], []
             continue
         if re.match(r'^(not )?ok\b', line):
             # TAP allows a result without its number; the lab's programs always number theirs, and
@@ -159,10 +164,12 @@ def parse(lines):
         if VERSION.match(line):
             continue
         block.append(line)
-    if nested is not None and any(line.strip() for line in nested.lines):
-        doc.problems.append('an indented block after the last result, which no result line '
-                            'closes: %s' % next(line for line in nested.lines
-                                                if line.strip()).strip()[:80])
+    for sub_doc in nested:
+        if any(line.strip() for line in sub_doc.lines):
+            doc.problems.append('an indented block after the last result, which no result line '
+                                'closes: %s' % next(line for line in sub_doc.lines
+                                                    if line.strip()).strip()[:80])
+            break
     return doc
 
 

@@ -213,7 +213,7 @@ TEST(info_shows_the_module_to_cap_sys_admin_only)
 	struct pindma_info before, after;
 	char c[8], dev[256];
 
-	LAB_NEEDS(lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)),
+	LAB_NEEDS(lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)),
 		  "no edu PCI device, whose transfers INFO counts: the lab's QEMU has one (vm/run)");
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_LE(0, fd);

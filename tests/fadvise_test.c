@@ -44,14 +44,13 @@ enum { uapi_async_write = LINUX_FADV_ASYNC_WRITE, uapi_write_wait = LINUX_FADV_W
 #define SIZE (8 * MIB)
 #define NPAGES (SIZE / LAB_PAGE)
 
-/* Every test writes a file on the lab's slow scratch disk, /dev/vda, which /init mounts on DIR. */
+/* Every test writes a file on the lab's scratch disk, /dev/vda, which /init mounts on DIR through a gate. */
 static const char *lacks_disk(void)
 {
 	struct stat st;
 
 	return !stat(DIR, &st) && lab_sectors_written("vda") >= 0 ? NULL :
-		"no scratch disk /dev/vda on " DIR ": the lab attaches one, its writes slowed "
-		"(vm/run --disk IMAGE,slow)";
+		"no scratch disk /dev/vda on " DIR ": the lab attaches one (vm/run --disk IMAGE)";
 }
 
 FIXTURE(file)

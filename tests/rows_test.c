@@ -456,14 +456,12 @@ static void check_block(unsigned int i, const char *series)
 
 /*
  * What the rows of every demo need of the machine, which the lab's guest has (vm/run, tests/run-all's
- * rows guest): the slow scratch disk, the O_DIRECT image at both throttles, the edu device and
+ * rows guest): the scratch disk, the O_DIRECT image, the edu device and
  * Soft-RoCE (rdma_rxe, iproute2's rdma). NULL, or what is missing.
  */
 static const char *lacks_machine(void)
 {
 	static const char *const files[][2] = {
-		{ "/mnt/odirect/data", "no disk with serial odirect (vm/run --disk IMAGE,odirect)" },
-		{ "/mnt/odirect-iops/data", "no disk with serial odirect-iops (--disk IMAGE,odirect-iops)" },
 		{ "/sys/module/rdma_rxe", "no Soft-RoCE (the kernel's rdma_rxe module, loaded)" },
 		{ "/usr/bin/rdma", "no iproute2 rdma tool" },
 	};
@@ -471,11 +469,13 @@ static const char *lacks_machine(void)
 	struct statfs fs;
 
 	if (statfs("/mnt/disk", &fs) || fs.f_type != EXT4_SUPER_MAGIC)
-		return "no ext4 scratch disk on /mnt/disk (vm/run --disk IMAGE,slow)";
+		return "no ext4 scratch disk on /mnt/disk (vm/run --disk IMAGE)";
+	if (lab_disk_by_serial("odirect", dev, sizeof(dev)))
+		return "no disk with serial odirect (vm/run --disk IMAGE,odirect)";
 	for (unsigned int i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (access(files[i][0], F_OK))
 			return files[i][1];
-	if (!lab_pci_find(0x1234, 0x11e8, dev, sizeof(dev)))
+	if (!lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)))
 		return "no edu PCI device (the lab's QEMU has one)";
 	return NULL;
 }

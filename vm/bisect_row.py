@@ -233,8 +233,8 @@ class Steps:
         if not os.environ.get('VM_TIMEOUT'):
             cmd += ['--timeout', '600']
         # The disks make demo gives its guest: the rows that need one find it.
-        cmd += ['--disk', b + '/disk.img,slow', '--disk', b + '/odirect.img,odirect',
-                '--disk', b + '/odirect.img,odirect-iops', '--', '/lab/guest/play-row', self.row]
+        cmd += ['--disk', b + '/disk.img', '--disk', b + '/odirect.img,odirect', '--',
+                '/lab/guest/play-row', self.row]
         p = subprocess.Popen(cmd, env=dict(self.env(), VM_QUIET='1'), stderr=subprocess.PIPE,
                              text=True)
         err = list(lines_of(p, p.stderr))

@@ -8,8 +8,8 @@ in-guest suite on a LAVA QEMU device, and that device rendered for lava-run.
 For each kernel of the registry (kernel-patches/<version>/) and flavour (normal, debug), in
 DIR/<kernel>[-<flavour>]/ (DIR: build/lava):
   job.yaml      deploy: the lab's kernel (bzImage) and initramfs, the guest's disks as make test
-                attaches them with T= (the scratch disk written at 8 MiB/s, the disk whose writes
-                fail under QEMU's blkdebug, the O_DIRECT image at both throttles), each with the
+                attaches them with T= (the scratch disk, the disk whose writes fail under QEMU's
+                blkdebug, the O_DIRECT image, read-only), each with the
                 QEMU options vm/run gives it; boot: QEMU with the kernel command line vm/run gives
                 (vm/lib.sh), lab.run=/lab/guest/lava-suite instead of vm/run's overlay, LAVA
                 waiting for /init's first line (loglevel=5 hides "Linux version"); test: a
@@ -55,11 +55,11 @@ def lab(kernel, flavour):
     env = {k: v for k, v in os.environ.items()
            if k not in ('BUILD', 'KERNEL_SRC', 'KERNEL', 'FLAVOUR')}
     env.update(KERNEL=kernel, FLAVOUR=flavour)
-    script = ('. vm/lib.sh; printf "%s\\n" "$LAB_BUILD" "$(lab_kernel_append {})" "$LAB_SLOW_DISK" '
-              '"$LAB_ODIRECT_DISK" "$LAB_ODIRECT_IOPS_DISK"'.format(EDU_BITS))
+    script = ('. vm/lib.sh; printf "%s\\n" "$LAB_BUILD" "$(lab_kernel_append {})" '
+              '"$LAB_ODIRECT_DISK"'.format(EDU_BITS))
     out = subprocess.run(['bash', '-c', script], cwd=top, env=env, check=True,
                          stdout=subprocess.PIPE, text=True).stdout.split('\n')
-    return dict(zip(('build', 'append', 'slow', 'odirect', 'odirect_iops'), out))
+    return dict(zip(('build', 'append', 'odirect'), out))
 
 
 def drive(n, image, opts=''):
@@ -116,12 +116,11 @@ def job(kernel, flavour, url):
         'kernel': '-kernel {kernel} -append "%s"' % append,
         'initrd': '-initrd {initrd}',
         # The disks in make test's order (tests/run-all, T=): the scratch disk is /dev/vda.
-        'disk': drive(0, '{disk}', v['slow']),
+        'disk': drive(0, '{disk}'),
         'eio': drive(1, 'blkdebug:{blkdebug}:{eio}', 'serial=eio'),
         # Only a file for eio's blkdebug option: LAVA substitutes its path, adds no argument.
         'blkdebug': '',
-        'odirect': drive(2, '{odirect}', v['odirect']) + ' '
-        + drive(3, '{odirect}', v['odirect_iops']),
+        'odirect': drive(2, '{odirect}', v['odirect']),
     }
 
     def where(label):

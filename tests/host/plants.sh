@@ -92,6 +92,9 @@ plant_module() {
 	sed -i -f "$top/tests/plants/driver/$name.sed" "$dir/${mfile[$name]}"
 	grep -qF -- "${mmarker[$name]}" "$dir/${mfile[$name]}" ||
 		{ echo "plants.sh: the driver plant $name found nothing to change in ${mfile[$name]}" >&2; exit 1; }
+	# Its name as the module's version (/sys/module/pindma/version): the boot shows which pindma
+	# it loaded, so that a plant the guest never loaded cannot pass for one its guard missed.
+	echo "MODULE_VERSION(\"plant-$name\");" >>"$dir/main.c"
 	make -s -C "$tree" M="$dir" modules >"$dir/build.log" 2>&1 ||
 		{ cat "$dir/build.log" >&2; echo "plants.sh: building the driver plant $name failed" >&2; exit 1; }
 	cp "$dir/pindma.ko" "$module"
@@ -856,17 +859,20 @@ sec_driver() {
 		plant_module "$name"
 		rm -f "$plants/driver-$name.data" "$plants/driver-$name.judged"
 		rc=0
+		# shellcheck disable=SC2016 # the guest's shell expands it
 		env VM_KMODS=lab "${envs[@]}" "$top/vm/run" --name "plant-driver-$name" \
 			--out "$plants/driver-$name.data" --disk "$build/disk-plants-driver.img" \
-			--disk "$build/odirect.img,odirect" --add "$module:/lib/modules/lab/pindma.ko" -- \
-			/lab/guest/run-tests "$@" >"$plants/driver-$name.out" 2>&1 || rc=$?
+			--disk "$build/odirect.img,odirect" --add "$module:/lab/modules/pindma.ko" -- \
+			sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; exec /lab/guest/run-tests "$@"' \
+			sh "$@" >"$plants/driver-$name.out" 2>&1 || rc=$?
 		jrc=0
 		"$py" "$top/tests/ktap.py" data "$plants/driver-$name.data" >"$plants/driver-$name.judged" ||
 			jrc=$?
 	}
 	# says NAME PROGRAM TEXT: the judge failed PROGRAM, and its frame says TEXT (the guard's words).
 	says() {
-		grep -q "^$2 failed" "$plants/driver-$1.judged" &&
+		grep -aq "^pindma loaded: plant-$1" "$plants/driver-$1.out" &&
+			grep -q "^$2 failed" "$plants/driver-$1.judged" &&
 			tr -d '\r' <"$plants/driver-$1.data" | sed -n "/^@@lab-prog-begin $2\$/,/^@@lab-prog-end $2 /p" |
 			grep -aF -- "$3" >/dev/null
 	}
@@ -881,9 +887,12 @@ sec_driver() {
 	d_verdict edu_cpu rows_test "the kernel counted 6 interrupts of edu's" "rows_test's edu rows (the kernel's count of edu's interrupts)"
 	# edu_mask_check on the same planted module, as dma_mask runs it (a 64-bit edu).
 	local ok=0
-	VM_KMODS=lab "$top/vm/run" --name plant-driver-edu-mask --add "$module:/lib/modules/lab/pindma.ko" -- \
-		/lab/bin/edu_mask_check 12 >"$plants/driver-edu-mask.out" 2>&1 || rc=$?
-	grep -aq 'right bytes, but the kernel counted 0 edu interrupts' "$build/logs/plant-driver-edu-mask.log" && ok=1
+	# shellcheck disable=SC2016 # the guest's shell expands it
+	VM_KMODS=lab "$top/vm/run" --name plant-driver-edu-mask --add "$module:/lab/modules/pindma.ko" -- \
+		sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; exec /lab/bin/edu_mask_check 12' \
+		>"$plants/driver-edu-mask.out" 2>&1 || rc=$?
+	grep -aq '^pindma loaded: plant-edu_cpu' "$build/logs/plant-driver-edu-mask.log" &&
+		grep -aq 'right bytes, but the kernel counted 0 edu interrupts' "$build/logs/plant-driver-edu-mask.log" && ok=1
 	verdict "${mwhat[edu_cpu]} turns edu_mask_check red (dma_mask's guard: the kernel's count of edu's interrupts)" "$ok" \
 		"$([[ $ok == 1 ]] || echo "status $rc; see $build/logs/plant-driver-edu-mask.log")"
 	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test

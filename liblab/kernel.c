@@ -102,3 +102,19 @@ const char *lab_lacks_patch(const char *number)
 		snprintf(why, sizeof(why), "this kernel lacks kernel-patches/%s/%s", env.name, number);
 	return why;
 }
+
+bool lab_kernel_debug_vm(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256];
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *name = strrchr(line, ' ');
+
+		found = name && !strcmp(name + 1, "dump_mm\n");
+	}
+	if (f)
+		fclose(f);
+	return found;
+}

@@ -32,8 +32,10 @@ int lab_read_int(const char *path);
 
 /*
  * A lock the guest's programs share (a file in /tmp), so that what runs side by side never changes a
- * global under another's feet: LAB_LOCK_SWITCH is held exclusively by whoever sets
- * vm.fork_share_pinned and shared by whoever needs it to stay as it is; LAB_LOCK_WRITEBACK
+ * global under another's feet: LAB_LOCK_SWITCH is held exclusively by a row that sets
+ * vm.fork_share_pinned and shared by a row that needs it to stay as it is (the demos play their
+ * rows side by side; guest/run-tests runs test programs one at a time, so a test that sets the
+ * switch takes no lock); LAB_LOCK_WRITEBACK
  * exclusively by whoever stops the flusher or counts the slow disk's sectors. The locked fd (close
  * it to unlock), or -1 (ETIMEDOUT after LAB_LOCK_TIMEOUT seconds, default 600, and at once once
  * a wait of the process has given up). A writer waits before later readers. Not recursive; taken
@@ -95,6 +97,11 @@ bool lab_is_user_tree(void);
  * Only a user's tree may lack a patch: the lab's own kernels carry their whole series.
  */
 const char *lab_lacks_patch(const char *number);
+/*
+ * Whether the running kernel has CONFIG_DEBUG_VM: dump_mm() (mm/debug.c) is built only with it,
+ * and /proc/kallsyms names it to anyone. The lab's kernels have no /proc/config.gz.
+ */
+bool lab_kernel_debug_vm(void);
 
 /* pagemap.c: page frame numbers and page flags */
 

@@ -98,6 +98,12 @@ static void fork_loop(struct __test_metadata *_metadata, struct race *r, int on_
 	int bad_children = 0;
 	pthread_t t;
 
+	/*
+	 * Its oracle is DEBUG_VM's check of pinned pages (a BUG or WARN in the console): compiled
+	 * out, the race could pass whatever fork did, so it runs only where it can fail.
+	 */
+	LAB_NEEDS(lab_kernel_debug_vm(), "DEBUG_VM is compiled out (no dump_mm in /proc/kallsyms): "
+		  "its check is this race's oracle; make test FLAVOUR=debug runs it");
 	LAB_NEEDS_CPUS(2);
 	ASSERT_EQ(0, pthread_create(&t, NULL, pinner, r));
 	for (int i = 0; i < FORKS; i++) {

@@ -285,7 +285,7 @@ struct lab_child;
 int row_child_end(struct record *rec, struct lab_child *c, int cmd, int want);
 /* Set rec->reason (printf-style, with strerror(errno) appended when errno is set); returns -1. */
 int row_fail(struct record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Set the record's status from its observed and expected verdicts (also used on parsed records). */
+/* Set the record's status from its observed and expected verdicts. */
 void record_judge(struct record *rec);
 const char *record_status_name(enum record_status s);
 const char *row_family_name(enum row_family_id f);

@@ -3,7 +3,8 @@
  * vm.fork_share_pinned (kernel-patches/0002): off by default; while on, fork shares
  * FOLL_PIN pages with the child for PTE-mapped pages, PMD-mapped THP and hugetlb, so a
  * parent write orphans the pin; pins taken while it was on are released cleanly after
- * it is off again, and nothing leaks. The demo rows cover the plain PTE cases with DMA.
+ * it is off again, and nothing leaks. The demo rows show the same stages with a device's DMA;
+ * this checks the pages' state and the leaks, which a row does not.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -52,7 +52,10 @@ else
 	tree=$cachedir/linux-$version
 	src=$tree
 fi
-hash=$( (echo "$LAB_FLAVOUR $LAB_KSRC"; cat "${fragments[@]}"; for p in "${patches[@]}"; do
+# The fragments' settings only ("# CONFIG_X is not set" is one): a comment edited rebuilds nothing.
+hash=$( (echo "$LAB_FLAVOUR $LAB_KSRC"
+	awk '/^# CONFIG_[A-Za-z0-9_]+ is not set$/ || !/^[[:space:]]*(#|$)/' "${fragments[@]}"
+	for p in "${patches[@]}"; do
 	[[ -f $p ]] || die "kernel-patches/$LAB_KERNEL/series names ${p##*/}, which does not exist"
 	echo "== ${p##*/}"; cat "$p"; done) | sha256sum | cut -c1-12)
 

@@ -33,8 +33,9 @@ export LAB_PYTHON
 test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
+# The demo's lines on the screen; the kernel's console in build/logs/demo.log (a splat shown, named).
 demo: guest
-	vm/run --name demo --disk $(BUILD)/disk.img --disk $(BUILD)/odirect.img,odirect -- /lab/guest/demo
+	VM_SCREEN=program vm/run --name demo --disk $(BUILD)/disk.img --disk $(BUILD)/odirect.img,odirect -- /lab/guest/demo
 
 # The demo under QEMU's gdb stub: the guest waits for gdb, attached with the command vm/run prints.
 gdb: guest

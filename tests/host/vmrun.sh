@@ -118,7 +118,7 @@ waits() {
 	wait "$waiter" 2>/dev/null || true
 }
 echo "TAP version 13"
-echo "1..19"
+echo "1..20"
 n=0
 verdict() { # ok(0/1) what [diagnostic]
 	n=$((n + 1))
@@ -238,6 +238,12 @@ cat >"$b/bin/qemu-system-x86_64" <<EOF
 # \$b/mode: "noinit", a boot that never reaches /init; "init", one that did (\$b/init-line: what
 # guest/init prints); each sleeps until stopped, its PID in \$b/pid. Otherwise it looks at the slots.
 case \$(cat $b/mode 2>/dev/null) in
+screen)
+	# A console as make demo's guest prints it: the program's lines among the kernel's.
+	printf 'demo: a row\\r\\n[    1.000000] ACPI: setting ELCR\\r\\n@@lab-marker@@\\r\\n'
+	printf '[    2.000000] WARNING: CPU: 0 PID: 1 at mm/gup.c:1 x\\r\\ndemo: another row\\r\\n'
+	exit 0
+	;;
 noinit | init)
 	echo \$\$ >$b/pid
 	[[ \$(cat $b/mode) == noinit ]] || echo "\$(cat $b/init-line) 0.50 s"
@@ -353,6 +359,17 @@ ok=0
 	! grep -q 'had not reached /init' "$b/booted.err" && grep -qF "$init_line 0.50 s" "$b/booted.out" && ok=1
 verdict "$ok" "vm/run lets a boot that reached /init (guest/init's line) run on past its deadline, its console shown" \
 	"guest/init's line: '$init_line'; status $rc: $(tr '\n' '|' <"$b/booted.err"); shown: $(tr '\n' '|' <"$b/booted.out")"
+
+# VM_SCREEN=program (make demo): the terminal shows the program's lines and a kernel splat, named,
+# and not the kernel's other lines nor the lab's markers; the log keeps everything.
+echo screen >"$b/mode"
+vmrun screen VM_SLOTS=1 VM_SCREEN=program
+shown=$(tr -d '\r' <"$b/screen.out" | tr '\n' '|')
+ok=0
+[[ $shown == "demo: a row|kernel splat (warn): [    2.000000] WARNING: CPU: 0 PID: 1 at mm/gup.c:1 x|demo: another row|" ]] &&
+	grep -q 'ACPI: setting ELCR' "$b/logs/screen.log" && ok=1
+verdict "$ok" "vm/run's VM_SCREEN=program shows the program's lines and a kernel splat, named, and nothing else of the kernel's" \
+	"shown: $shown"
 
 # --gdb: the guest waits for the debugger, not for a deadline.
 echo noinit >"$b/mode"

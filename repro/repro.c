@@ -224,6 +224,7 @@ int main(int argc, char **argv)
 	char child_sees[32];
 	struct utsname u;
 	struct ibv_pd *pd;
+	size_t page = sysconf(_SC_PAGESIZE);
 	char *buf, *local;
 	FILE *f;
 	pid_t pid;
@@ -286,17 +287,17 @@ int main(int argc, char **argv)
 	 * buf is the MR under test, one page of its own. local is the other end of each transfer,
 	 * MADV_DONTFORK always, so that the only page fork can take from the HCA is buf's.
 	 */
-	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	local = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	buf = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	local = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED || local == MAP_FAILED)
 		fail("mmap");
-	if (madvise(local, 4096, MADV_DONTFORK) || (dontfork && madvise(buf, 4096, MADV_DONTFORK)))
+	if (madvise(local, page, MADV_DONTFORK) || (dontfork && madvise(buf, page, MADV_DONTFORK)))
 		fail("madvise(MADV_DONTFORK)");
 	memcpy(buf + AT_PARENT, PREFORK, LEN);
 	memcpy(buf + AT_HCA, PREFORK, LEN);
-	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+	mr = ibv_reg_mr(pd, buf, page, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 			IBV_ACCESS_REMOTE_WRITE);
-	lmr = mr ? ibv_reg_mr(pd, local, 4096, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	lmr = mr ? ibv_reg_mr(pd, local, page, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!lmr)
 		fail("ibv_reg_mr");
 

@@ -166,9 +166,9 @@ TEST_F(repro, plays_the_row_as_expected)
 	if (verbs && r->verbs.fork_init)
 		args[n++] = "-f";
 	ASSERT_EQ(0, run_repro(&run, verbs && r->verbs.fork_safe_env, args));
-	TH_LOG("repro%s%s%s%s (row %s, expected %s on the %s table):\n%s%s",
+	TH_LOG("repro%s%s%s%s (row %s, expected %s on the %s table; %ld pages FOLL_PIN-pinned):\n%s%s",
 	       n ? " " : "", n ? args[0] : "", n > 1 ? " " : "", n > 1 ? args[1] : "", r->name,
-	       expected, expect_table_name(), run.out, run.err);
+	       expected, expect_table_name(), run.pins, run.out, run.err);
 	ASSERT_TRUE(WIFEXITED(run.status)) TH_LOG("it did not exit");
 	EXPECT_EQ(want, WEXITSTATUS(run.status));
 	EXPECT_EQ(3, run.lines);
@@ -191,6 +191,8 @@ TEST(an_unknown_device_is_a_setup_error)
 	EXPECT_EQ(2, WEXITSTATUS(run.status));
 	EXPECT_NE(NULL, strstr(run.err, "no device no-such-device")) TH_LOG("stderr: %s", run.err);
 	EXPECT_EQ(0, run.lines) TH_LOG("stdout: %s", run.out);
+	/* The other side of the pin count above: nothing registered, nothing pinned. */
+	EXPECT_EQ(0, run.pins);
 }
 
 LAB_HARNESS_MAIN

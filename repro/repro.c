@@ -182,8 +182,9 @@ static void connect_to_self(uint8_t port, int gid_index)
 /* What a buffer holds at p, in words. */
 static const char *which(const char *p)
 {
-	return !memcmp(p, HCA, LEN) ? "the HCA's write" : !memcmp(p, PARENT, LEN) ?
-	       "the parent's write" : !memcmp(p, PREFORK, LEN) ? "the pre-fork bytes" : "other bytes";
+	return !memcmp(p, HCA, LEN) ? "the HCA's write" :
+	       !memcmp(p, PARENT, LEN) ? "the parent's write" :
+	       !memcmp(p, PREFORK, LEN) ? "the pre-fork bytes" : "other bytes";
 }
 
 /* Whether this process maps addr, from /proc/self/maps. */
@@ -254,8 +255,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	/* Fork support must be asked for before anything is registered. */
-	errno = 0;
-	if (fork_init && (errno = ibv_fork_init()))
+	errno = fork_init ? ibv_fork_init() : 0;
+	if (errno)
 		fail("ibv_fork_init()");
 	errno = 0;
 	list = ibv_get_device_list(&n);

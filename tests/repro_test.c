@@ -149,7 +149,7 @@ TEST_F(repro, plays_the_row_as_expected)
 	why = rxe_up();
 	LAB_NEEDS(!why, "%s", why);
 
-	/* The switch as the row sets it, held against the other programs as rows/play.c holds it. */
+	/* The switch as the row sets it, held against other programs as rows/play.c holds it. */
 	self->lock = lab_lock(LAB_LOCK_SWITCH, r->knob != KNOB_LEAVE);
 	ASSERT_LE(0, self->lock) TH_LOG("the switch's lock: %s", strerror(errno));
 	if (r->knob == KNOB_LEAVE) {
@@ -166,7 +166,7 @@ TEST_F(repro, plays_the_row_as_expected)
 	if (verbs && r->verbs.fork_init)
 		args[n++] = "-f";
 	ASSERT_EQ(0, run_repro(&run, verbs && r->verbs.fork_safe_env, args));
-	TH_LOG("repro%s%s%s%s (row %s, expected %s on the %s table; %ld pages FOLL_PIN-pinned):\n%s%s",
+	TH_LOG("repro%s%s%s%s (row %s, expected %s on the %s table; %ld pages pinned):\n%s%s",
 	       n ? " " : "", n ? args[0] : "", n > 1 ? " " : "", n > 1 ? args[1] : "", r->name,
 	       expected, expect_table_name(), run.pins, run.out, run.err);
 	ASSERT_TRUE(WIFEXITED(run.status)) TH_LOG("it did not exit");

@@ -492,7 +492,8 @@ def vanished(programs, manifest):
 # skips DEBUG_VM's check that pinned pages are exclusive for the rest of the boot (and taints the
 # kernel TAINT_USER): on the debug kernel they run in boots of their own (tests/run-all), and every
 # other program must start with the taint clear, the check live.
-SWITCH_SETTERS = ('cow_test', 'fork_pin_race_test', 'fork_switch_test', 'rows_test')
+SWITCH_SETTERS = ('cow_test', 'fork_pin_race_test', 'fork_switch_test', 'repro_test',
+                  'rows_test')
 TAINT_USER = 1 << 6
 
 

@@ -41,6 +41,8 @@ DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c))
 # The scripts that run in the guest (guest/init is the initramfs's /init, vm/mkinitramfs.sh).
 GUEST_SCRIPTS := $(patsubst guest/%,$(GUEST)/lab/guest/%,$(filter-out guest/init,$(wildcard guest/*)))
 BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
+# The one-file reproducer (repro/repro.c), which tests/repro_test.c plays.
+REPRO := $(GUEST)/lab/repro/repro
 # What the guest knows of its kernel's series (vm/build-kernel.sh writes it).
 KERNEL_ENV := $(GUEST)/lab/kernel.env
 # cow.c, the mm maintainers' COW suite (first in 6.2), run by tests/cow_test.sh. A tree under test that
@@ -71,7 +73,7 @@ KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(GUEST)/kselftest/kselftest-li
 # that the runner cuts nothing the harness would let finish; vm/run's timeout bounds the guest.
 KSELFTEST_TIMEOUT := 1200
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
@@ -87,6 +89,8 @@ $(GUEST)/lab/demo/fadvise_demo: $(call PLAY,fadvise)
 $(GUEST)/lab/demo/fadvise_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/verbs_demo: $(call PLAY,verbs)
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KSRC)/tools/testing/selftests -Itests/lib
+# repro_test takes its stages and expectations from the row table (no records: no json-c).
+$(GUEST)/lab/tests/repro_test: $(LIBROWS)
 $(GUEST)/lab/bin/%: private LDLIBS += -pthread
 $(GUEST)/lab/tests/pindma_race_test $(GUEST)/lab/tests/fadvise_test: private LDLIBS += -pthread
 # The verbs programs are the dynamic ones: libibverbs loads its providers with dlopen().
@@ -107,7 +111,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver /usr/bin/timeout \
 # the planted crash test's beside them), and on the debug kernel the fork switch's two boots.
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
 	disk-plants-kernel.img disk-plants-crash.img disk-plants-driver.img disk-switch1.img disk-switch2.img)
-all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -206,6 +210,13 @@ $(GUEST)/lab/bin/cow: $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(BUILD)/cow-s
 	@echo '$(if $(COW_URING),#define LOCAL_CONFIG_HAVE_LIBURING 1)' >$(OBJ)/cow/local_config.h
 	$(CC) -O2 -g -Wall -I$(OBJ)/cow -isystem $(COW_HDR) $(LDFLAGS) -o $@ \
 		$(wildcard $(addprefix $(COW_MM)/,cow.c vm_util.c thp_settings.c)) $(if $(COW_URING),-luring)
+
+# Built as its header tells a user to build it, outside the lab: no lab header or library, no
+# lab flags, dynamically linked against rdma-core's libibverbs (tests/host/repro_build.sh builds
+# it the same way from a folder holding nothing else).
+$(REPRO): repro/repro.c
+	@mkdir -p $(@D)
+	cc $< -libverbs -Wall -Wextra -Werror -o $@
 
 $(GUEST)/lab/tests/cow-known.txt: tests/cow-known.txt
 	install -D -m 644 $< $@

@@ -204,11 +204,10 @@ consoles+=(
 	"bug|skb_put() past a buffer's end, the kernel's BUG() (its insmod killed)|bug|kernel BUG at net/core/skbuff\\.c:[0-9]+|plant_bug_init\\+"
 )
 killers="gpf bug"
-# Module parameters and a step before the insmod. The RCU plant holds its grace period off past the
-# stall timeout set above (3 s) and PROVE_RCU's 5 s more on the debug kernel, with 4 s to spare.
+# A step before the insmod, and module parameters (none today). The plants that hold a fault up
+# (soft lockup, hung task, RCU stall, stuck workqueue) hold it until the kernel has reported it
+# (tests/plants/kmod/watch.h), not for a number of seconds a loaded host could outlast.
 declare -A kmod_args kmod_before
-kmod_args[rcustall]="seconds=$((debug == 1 ? 12 : 7))"
-kmod_args[workqueue]="seconds=4"
 kmod_before[workqueue]="echo 1 >/sys/module/workqueue/parameters/watchdog_thresh"
 # Kernel plants: the lab's tree with one source file edited (plant_kernel, below), each for the guard
 # it must turn red. 0001's commands are sync_file_range() calls in mm/fadvise.c; a user's tree

@@ -3,7 +3,8 @@
  * Plant for tests/host/plants.sh: an RCU CPU stall, which RCU's stall detector reports ("rcu: INFO:
  * rcu_sched self-detected stall on CPU", or "detected stalls on CPUs/tasks" from another CPU): a
  * grace period is asked for, and the loading task then spins with preemption off, a quiescent
- * state of none, for @seconds (past the stall timeout the plant's boot sets). The grace period
+ * state of none, until RCU has reported the stall (watch.h; the plant's boot sets the stall timeout
+ * to 3 s). The grace period
  * starts on another CPU: the plant's boot has two. The soft-lockup watchdog is touched, so that
  * only RCU reports. Loading then succeeds.
  */
@@ -13,24 +14,22 @@
 #include <linux/preempt.h>
 #include <linux/processor.h>
 #include <linux/rcupdate.h>
-
-static unsigned int seconds = 10;
-module_param(seconds, uint, 0444);
-MODULE_PARM_DESC(seconds, "how long to hold the grace period off");
+#include "watch.h"
 
 static int __init plant_rcustall_init(void)
 {
-	unsigned long end;
+	unsigned long end = jiffies + PLANT_WATCH_MAX;
 
-	pr_info("dontfork-lab plant: holding a grace period off for %u s\n", seconds);
+	pr_info("dontfork-lab plant: holding a grace period off until a stall is reported\n");
+	plant_watch("detected stall");
 	start_poll_synchronize_rcu();
-	end = jiffies + seconds * HZ;
 	preempt_disable();
-	while (time_before(jiffies, end)) {
+	while (!plant_watched() && time_before(jiffies, end)) {
 		touch_softlockup_watchdog();
 		cpu_relax();
 	}
 	preempt_enable();
+	plant_unwatch();
 	return 0;
 }
 module_init(plant_rcustall_init);

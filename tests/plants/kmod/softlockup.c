@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Plant for tests/host/plants.sh: a soft lockup, which the kernel's soft-lockup detector reports
- * ("BUG: soft lockup"): the loading task spins in the kernel without scheduling for 6 s, three
- * times the threshold of the plant's boot (kernel.watchdog_thresh=1: 2 s). Loading then succeeds.
+ * ("BUG: soft lockup"): the loading task spins in the kernel without scheduling until the detector
+ * has reported it (watch.h; the plant's boot sets kernel.watchdog_thresh=1: 2 s). Loading then
+ * succeeds.
  */
-#include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/processor.h>
+#include "watch.h"
 
 static int __init plant_softlockup_init(void)
 {
-	unsigned long end = jiffies + 6 * HZ;
+	unsigned long end = jiffies + PLANT_WATCH_MAX;
 
-	pr_info("dontfork-lab plant: spinning for 6 s without scheduling\n");
-	while (time_before(jiffies, end))
+	pr_info("dontfork-lab plant: spinning without scheduling until a soft lockup is reported\n");
+	plant_watch("soft lockup");
+	while (!plant_watched() && time_before(jiffies, end))
 		cpu_relax();
+	plant_unwatch();
 	return 0;
 }
 module_init(plant_softlockup_init);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Plant for tests/host/plants.sh: a stuck workqueue, which the workqueue watchdog reports ("BUG:
- * workqueue lockup", then the busy pools with each work in flight): a work item that runs for
- * @seconds without sleeping (it yields the CPU, so that neither a soft lockup nor an RCU stall is
- * reported), with a second one queued behind it on the same CPU's pool, which cannot start while
- * the first runs. The plant's boot sets the watchdog's threshold to 1 s. The loading task waits
- * for the first, killably (a wait the hung-task detector skips). Loading then succeeds.
+ * workqueue lockup", then the busy pools with each work in flight): a work item that runs
+ * without sleeping until the watchdog has reported it (watch.h; it yields the CPU, so that
+ * neither a soft lockup nor an RCU stall is reported), with a second one queued behind it on the
+ * same CPU's pool, which cannot start while the first runs. The plant's boot sets the watchdog's
+ * threshold to 1 s. The loading task waits for the first, killably (a wait the hung-task detector
+ * skips). Loading then succeeds.
  */
 #include <linux/completion.h>
 #include <linux/jiffies.h>
@@ -13,18 +14,15 @@
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/workqueue.h>
-
-static unsigned int seconds = 5;
-module_param(seconds, uint, 0444);
-MODULE_PARM_DESC(seconds, "how long the work item runs");
+#include "watch.h"
 
 static DECLARE_COMPLETION(plant_done);
 
 static void plant_workqueue_spin(struct work_struct *work)
 {
-	unsigned long end = jiffies + seconds * HZ;
+	unsigned long end = jiffies + PLANT_WATCH_MAX;
 
-	while (time_before(jiffies, end))
+	while (!plant_watched() && time_before(jiffies, end))
 		cond_resched();
 	complete(&plant_done);
 }
@@ -40,11 +38,16 @@ static int __init plant_workqueue_init(void)
 {
 	int cpu = raw_smp_processor_id();
 
-	pr_info("dontfork-lab plant: a work item running for %u s on CPU %d\n", seconds, cpu);
+	pr_info("dontfork-lab plant: a work item running on CPU %d until a lockup is reported\n",
+		cpu);
+	plant_watch("workqueue lockup");
 	queue_work_on(cpu, system_wq, &plant_spin);
 	queue_work_on(cpu, system_wq, &plant_behind);
-	if (wait_for_completion_killable(&plant_done))
+	if (wait_for_completion_killable(&plant_done)) {
+		plant_unwatch();
 		return -EINTR;
+	}
+	plant_unwatch();
 	return 0;
 }
 module_init(plant_workqueue_init);

@@ -83,7 +83,7 @@ done
 plant_module() {
 	local name=$1 dir=$plants/mod-$1 stamp
 	module=$plants/pindma-$name.ko
-	stamp=$({ cat "$top"/drivers/pindma/*.[ch] "$top"/drivers/pindma/uapi/*.h "$top/drivers/pindma/Kbuild"
+	stamp=$({ cat "$0" "$top"/drivers/pindma/*.[ch] "$top"/drivers/pindma/uapi/*.h "$top/drivers/pindma/Kbuild"
 		cat "$top/tests/plants/driver/$name.sed" "$tree/.lab-built"; } | sha1sum)
 	[[ -f $module && $(cat "$dir/.stamp" 2>/dev/null) == "$stamp" ]] && return 0
 	rm -rf "$dir"

@@ -165,6 +165,7 @@ ktaps=(
 	"open|a frame open when the guest stopped|a_test failed: its frame never ended: the guest stopped"
 	"vanished|a program the manifest lists and no frame brings|b_test failed: the build's manifest"
 	"nobudget|no skip budget file|run failed: skip budget: the skip budget $plants/ktap/none.txt does not exist: create it"
+	"skip_reason|a listed skip whose reason is not the budget's|x_test failed: a: skipped (a new reason), but the skip budget skip_reason.budget lists it for another reason: \"the old reason\""
 	"listed_passed|a case the skip budget lists that passes|x_test failed: a: listed in the skip budget"
 	"stale|a skip budget entry for a case that did not run|run failed: skip budget: x_test: gone is listed in the skip budget but did not run"
 	"star_stale|a skip budget's * for a program none of whose cases skipped|run failed: skip budget: x_test: * is listed in the skip budget, but none of its cases skipped"
@@ -403,6 +404,10 @@ ktap_plant() {
 	open) printf '@@lab-prog-begin a_test\n1..1\nok 1 a\n' ;;
 	vanished) frame a_test 0 '1..1' 'ok 1 a'; printf 'a_test\nb_test\n' >"$d.manifest" ;;
 	nobudget) frame x_test 0 '1..1' 'ok 1 a' ;;
+	skip_reason)
+		frame x_test 0 '1..2' 'ok 1 a # SKIP a new reason' 'ok 2 b'
+		echo 'x_test | a | the old reason' >"$d.budget"
+		;;
 	listed_passed) frame x_test 0 '1..1' 'ok 1 a'; echo 'x_test | a | a plant' >"$d.budget" ;;
 	stale)
 		frame x_test 0 '1..1' 'ok 1 a'

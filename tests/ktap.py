@@ -13,11 +13,11 @@ two quirks of the kernel's kselftest_harness.h, as its source shows them (tests/
 so a skip needs a reason, and a case whose block shows an expectation failing must not pass or
 skip. 6.12's harness also records a child exiting 2 or 3 as "# XFAIL" / "# XPASS": an XPASS is
 never a pass, and an XFAIL (or TODO) is a claim like a skip. Skips and XFAILs are then held to the
-skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget). Nested subtests are judged whole,
-every indented block before a result (a "not ok" under an "ok" fails it); a result or plan indented
-by 1-3 spaces, a result without its number, and an indented block no result closes fail. The data
-channel's frames must each end (frames()); a whole run's programs are the build's manifest
-(vanished()).
+skip budget, tests/skips/<kernel>[-<flavour>].txt (Budget), reason and all. Nested subtests are
+judged whole, every indented block before a result (a "not ok" under an "ok" fails it); a result or
+plan indented by 1-3 spaces, a result without its number, and an indented block no result closes
+fail. The data channel's frames must each end (frames()); a whole run's programs are the build's
+manifest (vanished()).
 
   ktap.py check NAME FILE [STATUS]   judge one program's output; exit 1 if it failed
   ktap.py data FILE [--budget B] [--manifest M] [--debug 1]
@@ -240,13 +240,20 @@ class Program:
         return p
 
 
+def why_matches(why, reason):
+    """A skip budget's why against the reason a case gave: the same words, where a "*" of the why
+    stands for any text (a version the reason names)."""
+    return re.fullmatch('.*'.join(re.escape(part) for part in why.split('*')), reason) is not None
+
+
 class Budget:
     """The skip budget, tests/skips/<kernel>[-<flavour>].txt: "program | case | why" lines, "*"
-    for every case of a program. A skip or an expected failure (XFAIL, TODO) it does not list
-    fails; cow_test's XFAILs may instead be earned by tests/cow-known.txt (its list of cow.c's
-    known failures, per kernel). On the lab's own kernels a listed case that passes fails, and so
-    does an entry that nothing used (stale), so the list can only shrink; a user's tree only
-    reports them. A missing budget file fails: there is no run without one."""
+    for every case of a program. A skip or an expected failure (XFAIL, TODO) it does not list,
+    or a skip it lists for another reason, fails; cow_test's XFAILs may instead be earned by
+    tests/cow-known.txt (its list of cow.c's known failures, per kernel). A "*" in a why stands
+    for any text. On the lab's own kernels a listed case that passes fails, and so does an entry
+    that nothing used (stale), so the list can only shrink; a user's tree only reports them.
+    A missing budget file fails: there is no run without one."""
 
     def __init__(self, path, user_tree):
         self.path, self.user_tree = path, user_tree
@@ -268,8 +275,9 @@ class Budget:
                 if not line.strip() or line.startswith('#'):
                     continue
                 parts = [part.strip() for part in line.split(' | ')]
-                if len(parts) != 3 or not all(parts):
-                    raise SystemExit('%s:%d: not "program | case | why": %s' % (path, n, line))
+                if len(parts) != 3 or not all(parts) or not parts[2].strip('* '):
+                    raise SystemExit('%s:%d: not "program | case | why" (a why of words, not only '
+                                     '"*"): %s' % (path, n, line))
                 self.entries[(parts[0], parts[1])] = parts[2]
         known = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'cow-known.txt')
         if os.path.exists(known):
@@ -280,9 +288,10 @@ class Budget:
                         self.known.add((parts[2], parts[1]))
 
     def judge(self, p):
-        """Hold program p's cases to the budget, as its problems say."""
+        """Hold program p's cases to the budget, as its problems say. A skip is earned by its
+        case's entry only with the entry's why as its reason: a case that skips for a new reason
+        is a new claim."""
         name = os.path.basename(self.path or 'no budget')
-        differ = []
         for c in p.cases:
             key = (p.name, c.name)
             entry = key if key in self.entries else \
@@ -291,16 +300,20 @@ class Budget:
                 self.seen.add(entry)
             if c.status == 'skip' and self.path is None:
                 continue        # ktap.py check: no budget to hold a skip to; its reason is read
-            if c.status == 'skip':
-                if entry:
+            if c.status == 'skip' and entry:
+                # Used even when the reason differs: the entry is not stale, its why is wrong.
+                self.used.add(entry)
+                if why_matches(self.entries[entry], c.reason):
                     self.listed += 1
-                    self.used.add(entry)
-                    if c.reason != self.entries[entry]:
-                        differ.append((c.name, c.reason, self.entries[entry]))
                 else:
                     self.unlisted += 1
-                    c.problems.append('skipped (%s), and the skip budget %s does not list it'
-                                      % (c.reason or 'no reason', name))
+                    c.problems.append('skipped (%s), but the skip budget %s lists it for another '
+                                      'reason: "%s"' % (c.reason or 'no reason', name,
+                                                        self.entries[entry]))
+            elif c.status == 'skip':
+                self.unlisted += 1
+                c.problems.append('skipped (%s), and the skip budget %s does not list it'
+                                  % (c.reason or 'no reason', name))
             elif c.status == 'xfail':
                 if entry:
                     self.used.add(entry)
@@ -319,10 +332,6 @@ class Budget:
                 else:
                     c.problems.append('listed in the skip budget %s, but passed: take it off '
                                       'the list' % name)
-        if differ:
-            # Only a diagnostic: the budget says why in its own words.
-            p.notes.append('%d listed skips gave a reason other than the budget\'s why; the first: '
-                           '%s: "%s", the budget: "%s"' % ((len(differ),) + differ[0]))
 
     def stale(self):
         """Entries no case of a whole run matched, and (on the lab's own kernels) "*" entries of a
@@ -429,18 +438,77 @@ def frames(data, final=True):
     return out
 
 
+# A blocked task's stack, read from the top, begins in the scheduler: where it waits comes after.
+SCHEDULER = re.compile(r'^(__schedule|schedule\w*|preempt_schedule\w*|io_schedule\w*)$')
+
+
+def timed_out(lines):
+    """guest/run-tests' report of a program that outlived its timeout (@@lab-timeout, then the
+    tasks blocked in the kernel and the program's own, each with its stack; "runner" when the
+    kselftest runner stopped it, the tasks read 5 s before): the problem, naming where each
+    blocked task waits, and the stacks as diagnostics; None when it did not."""
+    marks = [line.split()[1:] for line in lines if line.startswith('@@lab-timeout ')]
+    if not marks:
+        return None
+    if marks[-1] == ['none']:
+        return ('no timeout: the settings file of its folder (guest/run-tests: timeout=N, or '
+                'timeout_PROGRAM=N) gives it none', [])
+    tasks, stacks = [], {}
+    for line in lines:
+        f = line.split()
+        if line.startswith('@@lab-task ') and len(f) >= 3:
+            tasks.append((f[1], f[2], ' '.join(f[3:])))
+        elif line.startswith('@@lab-stack ') and len(f) >= 3:
+            fn = re.sub(r'\+0x[0-9a-f]+/0x[0-9a-f]+', '', ' '.join(f[2:]))
+            stacks.setdefault(f[1], []).append(re.sub(r'^\[<[0-9a-fx]+>\]\s*', '', fn))
+
+    def where(tid):
+        frames = [fn.split()[0] for fn in stacks.get(tid, []) if fn.split()]
+        while frames and SCHEDULER.match(frames[0]):
+            frames.pop(0)
+        return ' < '.join(frames[:5]) or 'no stack read'
+    blocked = ['%s %s in %s' % (tid, comm, where(tid)) for tid, state, comm in tasks
+               if state == 'D']
+    own = ['%s %s (%s)' % (tid, comm, state) for tid, state, comm in tasks if state != 'D']
+    seconds = marks[-1][0]
+    if 'runner' in marks[-1]:
+        how = 'stopped by the kselftest runner'
+        seen = 'no stacks read before it' if not tasks else \
+            'blocked in the kernel (state D) 5 s before: ' + '; '.join(blocked) if blocked else \
+            'no task blocked in the kernel (state D) 5 s before'
+    else:
+        how = 'would not die of SIGKILL' if 'unkillable' in marks[-1] else \
+            'killed with its process group'
+        seen = 'blocked in the kernel (state D): ' + '; '.join(blocked) if blocked else \
+            'no task blocked in the kernel (state D)'
+    problem = ('timed out: still running after %s s, its timeout (the settings of its folder), '
+               'and %s; %s' % (seconds, how, seen))
+    if own:
+        problem += '; its other tasks: ' + ', '.join(own)
+    shown = ['# timed out after %s s; the tasks then (TID, state, name) and their stacks:'
+             % seconds]
+    for tid, state, comm in tasks:
+        shown.append('#   %s %s %s' % (tid, state, comm))
+        shown += ['#     ' + fn for fn in stacks.get(tid, [])]
+    return problem, shown
+
+
 def program_of(frame):
     """A data channel's frame judged: a program, a program that is missing, or kmemleak's report."""
     kind, name, text, status, secs = frame
     if kind == 'prog':
-        # guest/run-tests' word, after the program's output: a knob it left changed.
+        # guest/run-tests' words, after the program's output: a knob it left changed, a timeout.
         lines = text.split('\n')
         knobs = [line.split() for line in lines if line.startswith('@@lab-knob ')]
         taint = [line.split()[1] for line in lines if line.startswith('@@lab-taint ')]
-        p = Program(name, '\n'.join(line for line in lines
-                                    if not line.startswith(('@@lab-knob ', '@@lab-taint '))),
+        runner = ('@@lab-knob ', '@@lab-taint ', '@@lab-timeout ', '@@lab-task ', '@@lab-stack ')
+        p = Program(name, '\n'.join(line for line in lines if not line.startswith(runner)),
                     status, secs)
         p.taint = int(taint[0]) if taint and taint[0].isdigit() else None
+        hung = timed_out(lines)
+        if hung:
+            p.problems.insert(0, hung[0])
+            p.lines += hung[1]
         for k in knobs:
             if k[3:] == ['could-not-put-back']:
                 p.problems.append('left %s changed, and it could not be put back to %s: the '

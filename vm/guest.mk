@@ -68,10 +68,6 @@ KSFT := $(KSRC)/tools/testing/selftests
 KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(GUEST)/kselftest/kselftest-list.txt \
 	$(GUEST)/lab/tests/settings \
 	$(patsubst $(KSFT)/kselftest/%,$(GUEST)/kselftest/kselftest/%,$(wildcard $(KSFT)/kselftest/*))
-# The runner's timeout, which it gives each program of the collection: above the longest a
-# program's own harness lets one of its cases run (fault_test's 900 s, on the debug kernel), so
-# that the runner cuts nothing the harness would let finish; vm/run's timeout bounds the guest.
-KSELFTEST_TIMEOUT := 1200
 # Programs whose source is gone must leave the guest too.
 STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
@@ -188,9 +184,9 @@ $(GUEST)/kselftest/kselftest/%: $(KSFT)/kselftest/% $(STAMP)
 $(GUEST)/kselftest/kselftest-list.txt: $(GUEST)/lab/tests/manifest
 	sed 's,^,lab/tests:,' $< >$@
 
-$(GUEST)/lab/tests/settings: vm/guest.mk
-	@mkdir -p $(@D)
-	echo 'timeout=$(KSELFTEST_TIMEOUT)' >$@
+# Each program's timeout, the runner's and guest/run-tests' own.
+$(GUEST)/lab/tests/settings: tests/settings
+	install -D -m 644 $< $@
 
 # The extracted subset: Kbuild's headers_install needs its Makefiles, scripts and the x86 tools.
 COW_TOP := $(notdir $(basename $(basename $(COW_TARBALL))))

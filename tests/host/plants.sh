@@ -47,7 +47,7 @@ for src in "$top"/tests/plants/*.c; do
 	[[ $bin -nt $src && $bin -nt $harness && $bin -nt $top/tests/lib/harness.h && $bin -nt $build/obj/liblab.a &&
 		$bin -nt $0 ]] && continue
 	gcc -O2 -Wall -Wextra -Werror -static -isystem "$tree/usr/include" -I"$top/liblab" \
-		-I"$top/tests/lib" -I"$ksrc/tools/testing/selftests" -DPLANT_SKIP_EXIT=$skip_exit \
+		-I"$top/tests/lib" -I"$top/drivers/pindma/uapi" -I"$ksrc/tools/testing/selftests" -DPLANT_SKIP_EXIT=$skip_exit \
 		-o "$bin" "$src" "$build/obj/liblab.a"
 done
 # The kernel plants are modules built against the lab's tree, in a copy under $build; again only
@@ -72,6 +72,7 @@ drivers=(
 	"longterm|pin.c|plant: no FOLL_LONGTERM|PIN_LONGTERM pinning without FOLL_LONGTERM"
 	"leak|pin.c|plant: h->pages leaked|a handle's page array never freed"
 	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
+	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
 )
 declare -A mfile mmarker mwhat
 for d in "${drivers[@]}"; do
@@ -83,7 +84,7 @@ done
 plant_module() {
 	local name=$1 dir=$plants/mod-$1 stamp
 	module=$plants/pindma-$name.ko
-	stamp=$({ cat "$top"/drivers/pindma/*.[ch] "$top"/drivers/pindma/uapi/*.h "$top/drivers/pindma/Kbuild"
+	stamp=$({ cat "$0" "$top"/drivers/pindma/*.[ch] "$top"/drivers/pindma/uapi/*.h "$top/drivers/pindma/Kbuild"
 		cat "$top/tests/plants/driver/$name.sed" "$tree/.lab-built"; } | sha1sum)
 	[[ -f $module && $(cat "$dir/.stamp" 2>/dev/null) == "$stamp" ]] && return 0
 	rm -rf "$dir"
@@ -165,6 +166,7 @@ ktaps=(
 	"open|a frame open when the guest stopped|a_test failed: its frame never ended: the guest stopped"
 	"vanished|a program the manifest lists and no frame brings|b_test failed: the build's manifest"
 	"nobudget|no skip budget file|run failed: skip budget: the skip budget $plants/ktap/none.txt does not exist: create it"
+	"skip_reason|a listed skip whose reason is not the budget's|x_test failed: a: skipped (a new reason), but the skip budget skip_reason.budget lists it for another reason: \"the old reason\""
 	"listed_passed|a case the skip budget lists that passes|x_test failed: a: listed in the skip budget"
 	"stale|a skip budget entry for a case that did not run|run failed: skip budget: x_test: gone is listed in the skip budget but did not run"
 	"star_stale|a skip budget's * for a program none of whose cases skipped|run failed: skip budget: x_test: * is listed in the skip budget, but none of its cases skipped"
@@ -239,9 +241,10 @@ fi
 # and signals need no boot: host/vmrun.sh checks them with a stand-in for QEMU.
 others=6
 # The driver plants' guards: the edu plant turns three red (pindma_trip_test, rows_test's edu rows,
-# edu_mask_check), the others one each.
+# edu_mask_check), the edu lock plant two (guest/run-tests' timeout and the kselftest runner's), the
+# others one each.
 total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + 2 * debug +
-	${#drivers[@]} + 2))
+	${#drivers[@]} + 3))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
 # line it must no longer hold.
@@ -404,6 +407,10 @@ ktap_plant() {
 	open) printf '@@lab-prog-begin a_test\n1..1\nok 1 a\n' ;;
 	vanished) frame a_test 0 '1..1' 'ok 1 a'; printf 'a_test\nb_test\n' >"$d.manifest" ;;
 	nobudget) frame x_test 0 '1..1' 'ok 1 a' ;;
+	skip_reason)
+		frame x_test 0 '1..2' 'ok 1 a # SKIP a new reason' 'ok 2 b'
+		echo 'x_test | a | the old reason' >"$d.budget"
+		;;
 	listed_passed) frame x_test 0 '1..1' 'ok 1 a'; echo 'x_test | a | a plant' >"$d.budget" ;;
 	stale)
 		frame x_test 0 '1..1' 'ok 1 a'
@@ -663,6 +670,56 @@ sec_vmlog() {
 		"$([[ $ok == 1 ]] || echo "status $rc, $classes; see $plants/panic.out")"
 }
 
+sec_hang() {
+	# The driver plant edu_lock_kept, whose refusal (ENXIO) of a page beyond the edu device's 28
+	# bits returns with its edu lock held, in a 2 GiB guest where swiotlb cannot bounce that page; a
+	# program asks twice, and its second call waits for the lock for ever, killably (the hung-task
+	# detector skips such waits). Its timeout, from the settings beside it, must name it and show
+	# where it waits: the judge's words, the boot itself ending well (status 0, the planted module
+	# loaded, the first refusal in the frame: the plant took). Two boots: guest/run-tests' own loop
+	# (its watchdog), and the tree's kselftest runner (--kselftest: the runner's timeout, the stacks
+	# read before it).
+	local d=$plants/hang rc ok line mode
+	plant_module edu_lock_kept
+	rm -rf "$d"
+	mkdir -p "$d"
+	printf '# a plant: its one program hangs at once\ntimeout=10\n' >"$d/settings"
+	echo edu_refused_twice_test >"$d/manifest"
+	echo lab/tests:edu_refused_twice_test >"$d/kselftest-list.txt"
+	for mode in own kselftest; do
+		rc=0 ok=0
+		local adds=(--add "$module:/lab/modules/pindma.ko")
+		if [[ $mode == own ]]; then
+			adds+=(--add "$plants/guest/edu_refused_twice:/lab/plants/tests/edu_refused_twice_test"
+				--add "$d/settings:/lab/plants/tests/settings" --add "$d/manifest:/lab/plants/tests/manifest")
+			cmd='LAB_TESTS_DIR=/lab/plants/tests exec /lab/guest/run-tests'
+		else
+			adds+=(--add "$plants/guest/edu_refused_twice:/lab/tests/edu_refused_twice_test"
+				--add "$d/settings:/lab/tests/settings"
+				--add "$d/kselftest-list.txt:/kselftest/kselftest-list.txt")
+			cmd='exec /lab/guest/run-tests --kselftest edu_refused_twice_test'
+		fi
+		# Bounded: without the program's timeout, the guest would wait for vm/run's.
+		# shellcheck disable=SC2016 # the guest's shell expands it
+		VM_KMODS=lab VM_EDU_DMA_BITS=28 "$top/vm/run" --name "plant-pindma-hang-$mode" --out "$d/$mode.data" \
+			--timeout 300 "${adds[@]}" -- sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; '"$cmd" \
+			>"$d/$mode.out" 2>&1 || rc=$?
+		"$py" "$top/tests/ktap.py" data "$d/$mode.data" >"$d/$mode.judged" || true
+		line=$(grep '^edu_refused_twice_test failed: timed out: ' "$d/$mode.judged" | head -1 || true)
+		[[ $rc == 0 ]] && grep -aq '^pindma loaded: plant-edu_lock_kept' "$d/$mode.out" &&
+			tr -d '\r' <"$d/$mode.data" | grep -q '^ok 1 the edu engine refuses it (ENXIO), call 1' &&
+			[[ $line == *'blocked in the kernel (state D)'*' edu_refused_twi'*' in '*pindma_edu_copy* ]] && ok=1
+		if [[ $mode == own ]]; then
+			verdict "${mwhat[edu_lock_kept]} turns the run red (guest/run-tests' timeout, the stacks)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; got: ${line:-no timeout} ($d/$mode.judged, $d/$mode.out)")"
+		else
+			[[ $line == *'stopped by the kselftest runner'* ]] || ok=0
+			verdict "${mwhat[edu_lock_kept]} turns the kselftest runner's run red (its timeout; the stacks read before it)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; got: ${line:-no timeout} ($d/$mode.judged, $d/$mode.out)")"
+		fi
+	done
+}
+
 # runall_build DIR: a build folder for a plant's own run-all: the lab's kernel, guest and kernel.env,
 # and disks of its own, so that no disk of the suite is waited for.
 runall_build() {
@@ -915,12 +972,12 @@ for k in "${kplants[@]}"; do
 done
 in_section=1
 declare -A pid=()
-for s in crash kernels console programs runall vmlog detectors driver; do
+for s in crash kernels console programs runall vmlog detectors driver hang; do
 	sec_"$s" >"$plants/sec-$s.tap" 2>"$plants/sec-$s.err" &
 	pid[$s]=$!
 done
 n0=$n
-for s in programs console vmlog runall kernels crash detectors driver; do
+for s in programs console vmlog runall kernels crash detectors driver hang; do
 	st=0
 	wait "${pid[$s]}" || st=$?
 	cat "$plants/sec-$s.err" >&2

@@ -24,14 +24,13 @@ PREFIX = 'selftests: lab/tests: '
 
 
 def handed_over(data):
-    """The runner's output, and the knob lines after it; None when no such block came."""
-    m = re.search(r'^@@lab-kselftest-begin\r?\n(.*?)^@@lab-kselftest-end\r?$(.*)', data,
-                  re.M | re.S)
+    """The runner's output, one TAP document per call of the runner (guest/run-tests calls it once
+    per program); None when no such block came."""
+    m = re.search(r'^@@lab-kselftest-begin\r?\n(.*?)^@@lab-kselftest-end\r?$', data, re.M | re.S)
     if not m:
-        return None, []
-    knobs = [line.split()[1:] for line in m.group(2).splitlines()
-             if line.startswith('@@lab-knob ')]
-    return m.group(1).replace('\r', ''), knobs
+        return None
+    docs = re.split(r'(?m)^(?=TAP version )', m.group(1).replace('\r', ''))
+    return [d for d in docs if d.strip()]
 
 
 def kunit_parse(ksrc, text):
@@ -64,13 +63,19 @@ def verdict(p):
 
 
 def check(name, data, programs, ksrc):
-    """The check as one program, name, of three cases."""
-    text, knobs = handed_over(data)
-    if text is None:
+    """The check as one program, name, of two cases. The knobs each program left changed are in
+    its frame, which the judge reads (tests/ktap.py), as for the lab's own loop."""
+    docs = handed_over(data)
+    if not docs:
         return ktap.Program.failure(name, 'the guest handed over no run_kselftest.sh output')
-    summary, cases = kunit_parse(ksrc, text)
+    summaries, cases = [], []
+    for doc in docs:
+        summary, got = kunit_parse(ksrc, doc)
+        summaries.append(summary)
+        cases = None if got is None or cases is None else cases + got
     lab = {p.name: verdict(p) for p in programs}
-    lines = ['TAP version 13', '1..3', '# kunit.py parse: ' + summary]
+    lines = ['TAP version 13', '1..2', '# kunit.py parse, %d documents: %s'
+             % (len(docs), '; '.join(sorted(set(summaries))))]
     parsed = cases is not None and len(cases) > 0
     if not parsed:
         lines.append('# kunit.py parse gave no results')
@@ -87,9 +92,6 @@ def check(name, data, programs, ksrc):
     lines += ['# ' + d for d in differ]
     lines.append('%s 2 every program\'s kselftest result is the lab\'s verdict'
                  % ('ok' if parsed and not differ else 'not ok'))
-    lines += ['# the runner left %s at %s (it was %s)' % (k[0], ' '.join(k[2:]) or '?', k[1])
-              for k in knobs]
-    lines.append('%s 3 the runner left every knob as it found it' % ('not ok' if knobs else 'ok'))
     return ktap.Program(name, '\n'.join(lines) + '\n')
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The check that holds a kselftest run to the lab's judgement (tests/kselftest.py, in make test's
 # kselftest_test) seen failing: fed a data channel holding one fault each, a runner's "ok" for a
-# program whose frame has a failed case, no runner output at all, a knob left changed. No guest (the
-# collection on a machine the lab did not set up is CI's: tests/ci/kselftest.sh). Prints TAP.
+# program whose frame has a failed case, no runner output at all, a program the runner never named.
+# No guest (the collection on a machine the lab did not set up is CI's: tests/ci/kselftest.sh).
+# Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
@@ -43,6 +44,5 @@ plant() { # description message data
 plant "the runner's ok for a program whose case failed" "a_test: kunit.py PASS, the lab FAIL" \
 	"$(frame a_test 1 'not ok 1 x'; runner 'ok 1 selftests: lab/tests: a_test')"
 plant "no runner output" "the guest handed over no run_kselftest.sh output" "$(frame a_test 0 'ok 1 x')"
-plant "a knob left changed" "the runner left /proc/sys/vm/fork_share_pinned at 1 (it was 0)" \
-	"$(frame a_test 0 'ok 1 x'; runner 'ok 1 selftests: lab/tests: a_test'
-		echo '@@lab-knob /proc/sys/vm/fork_share_pinned 0 1')"
+plant "a second program's result missing from its runner's document" "b_test: kunit.py none, the lab PASS" \
+	"$(frame a_test 0 'ok 1 x'; frame b_test 0 'ok 1 x'; runner 'ok 1 selftests: lab/tests: a_test')"

@@ -242,9 +242,9 @@ fi
 others=6
 # The driver plants' guards: the edu plant turns three red (pindma_trip_test, rows_test's edu rows,
 # edu_mask_check), the edu lock plant two (guest/run-tests' timeout and the kselftest runner's), the
-# others one each.
+# others one each; and a knob left changed under the kselftest runner, in the edu lock's boot.
 total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + 2 * debug +
-	${#drivers[@]} + 3))
+	${#drivers[@]} + 4))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
 # line it must no longer hold.
@@ -678,14 +678,18 @@ sec_hang() {
 	# where it waits: the judge's words, the boot itself ending well (status 0, the planted module
 	# loaded, the first refusal in the frame: the plant took). Two boots: guest/run-tests' own loop
 	# (its watchdog), and the tree's kselftest runner (--kselftest: the runner's timeout, the stacks
-	# read before it).
+	# read before it). Before it, in the kselftest runner's boot, a program that passes but leaves
+	# the flusher off: the runner's run, as run-tests' own loop, must put it back and say so.
 	local d=$plants/hang rc ok line mode
 	plant_module edu_lock_kept
 	rm -rf "$d"
 	mkdir -p "$d"
 	printf '# a plant: its one program hangs at once\ntimeout=10\n' >"$d/settings"
 	echo edu_refused_twice_test >"$d/manifest"
-	echo lab/tests:edu_refused_twice_test >"$d/kselftest-list.txt"
+	printf 'lab/tests:knob_left_test\nlab/tests:edu_refused_twice_test\n' >"$d/kselftest-list.txt"
+	printf '#!/bin/sh\necho 0 >/proc/sys/vm/dirty_writeback_centisecs || exit 1\n%s\n' \
+		"printf 'TAP version 13\n1..1\nok 1 the flusher turned off (a plant)\n'" >"$d/knob_left"
+	chmod +x "$d/knob_left"
 	for mode in own kselftest; do
 		rc=0 ok=0
 		local adds=(--add "$module:/lab/modules/pindma.ko")
@@ -696,8 +700,9 @@ sec_hang() {
 		else
 			adds+=(--add "$plants/guest/edu_refused_twice:/lab/tests/edu_refused_twice_test"
 				--add "$d/settings:/lab/tests/settings"
-				--add "$d/kselftest-list.txt:/kselftest/kselftest-list.txt")
-			cmd='exec /lab/guest/run-tests --kselftest edu_refused_twice_test'
+				--add "$d/kselftest-list.txt:/kselftest/kselftest-list.txt"
+				--add "$d/knob_left:/lab/tests/knob_left_test")
+			cmd='exec /lab/guest/run-tests --kselftest knob_left_test edu_refused_twice_test'
 		fi
 		# Bounded: without the program's timeout, the guest would wait for vm/run's.
 		# shellcheck disable=SC2016 # the guest's shell expands it
@@ -716,6 +721,11 @@ sec_hang() {
 			[[ $line == *'stopped by the kselftest runner'* ]] || ok=0
 			verdict "${mwhat[edu_lock_kept]} turns the kselftest runner's run red (its timeout; the stacks read before it)" \
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; got: ${line:-no timeout} ($d/$mode.judged, $d/$mode.out)")"
+			ok=0
+			grep -q '^knob_left_test failed: left /proc/sys/vm/dirty_writeback_centisecs at 0 (it was ' \
+				"$d/$mode.judged" && tr -d '\r' <"$d/$mode.data" | grep -q '^ok 1 the flusher turned off' && ok=1
+			verdict "a program that passes but leaves the flusher off under the kselftest runner turns its program red (guest/run-tests' knobs)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $d/$mode.judged")"
 		fi
 	done
 }

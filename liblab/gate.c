@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -263,8 +264,14 @@ int lab_thread_waits_in(pid_t tid, const char *const *fns)
 
 int lab_wait_thread_in(pid_t tid, const char *const *fns, const volatile bool *done)
 {
-	/* A bound for a thread that never gets there (a hang guard, not a window): 120 s. */
-	for (int i = 0; i < 120000; i++) {
+	struct timespec t0, t;
+
+	/*
+	 * A bound for a thread that never gets there (a hang guard, not a window): 120 s by the
+	 * clock, not by a count of polls, which a loaded guest makes far longer.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (t = t0; t.tv_sec - t0.tv_sec < 120; clock_gettime(CLOCK_MONOTONIC, &t)) {
 		int w;
 
 		if (done && *done)

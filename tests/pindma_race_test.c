@@ -201,7 +201,8 @@ FIXTURE_TEARDOWN(batches)
 /* The waits are a gate's, not a rate's: the timeout is a hang guard, beyond the wait's own. */
 TEST_F_TIMEOUT(batches, pin_drops_mmap_lock_between_batches, 300)
 {
-	static const char *const in_fault[] = { "filemap_fault", NULL };
+	/* 6.12's wait for the read is deeper: filemap_read_folio() under filemap_fault(). */
+	static const char *const in_fault[] = { "filemap_fault", "filemap_read_folio", NULL };
 	struct batch_pin s = { .fd = pindma_open() };
 	struct lab_gate rest, top = { .name = "" };
 	struct lab_gate_part parts[2];

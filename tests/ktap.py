@@ -445,7 +445,7 @@ SCHEDULER = re.compile(r'^(__schedule|schedule\w*|preempt_schedule\w*|io_schedul
 def timed_out(lines):
     """guest/run-tests' report of a program that outlived its timeout (@@lab-timeout, then the
     tasks blocked in the kernel and the program's own, each with its stack; "runner" when the
-    kselftest runner stopped it, the tasks read 5 s before): the problem, naming where each
+    kselftest runner stopped it, the tasks as last read before): the problem, naming where each
     blocked task waits, and the stacks as diagnostics; None when it did not."""
     marks = [line.split()[1:] for line in lines if line.startswith('@@lab-timeout ')]
     if not marks:
@@ -473,9 +473,10 @@ def timed_out(lines):
     seconds = marks[-1][0]
     if 'runner' in marks[-1]:
         how = 'stopped by the kselftest runner'
+        last = 'when last read before'
         seen = 'no stacks read before it' if not tasks else \
-            'blocked in the kernel (state D) 5 s before: ' + '; '.join(blocked) if blocked else \
-            'no task blocked in the kernel (state D) 5 s before'
+            'blocked in the kernel (state D) %s: %s' % (last, '; '.join(blocked)) if blocked else \
+            'no task blocked in the kernel (state D) %s' % last
     else:
         how = 'would not die of SIGKILL' if 'unkillable' in marks[-1] else \
             'killed with its process group'

@@ -2,19 +2,25 @@
 /*
  * pindma's bounds: pins are charged to the caller's pinned_vm (VmPin) against RLIMIT_MEMLOCK, as
  * ib_umem charges them, and to the user, as io_uring charges user->locked_vm, so that no fork, exec
- * or inherited file gives a fresh budget; CAP_IPC_LOCK lifts the limit. A file holds at most
+ * or inherited file gives a fresh budget, a large folio costing all its pages; CAP_IPC_LOCK lifts
+ * the limit, and what it lets over is charged to no user. A file holds at most
  * PINDMA_MAX_HANDLES handles, and no pin may leave a page with more than PINDMA_MAX_PAGE_REFS
  * references. Each bound is judged by the kernel's counters (FOLL_PIN, MemAvailable, VmPin), not
  * the driver's.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/io_uring.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +203,140 @@ TEST(children_that_pin_and_exit_hold_at_most_the_users_limit)
 	EXPECT_EQ(0, lab_child_reap(&c)) TH_LOG("step 14: the limit did not pin again once closed");
 	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("the files' close released everything");
 	munmap(l.pinned, LAB_PAGE);
+}
+
+/*
+ * A pin of one page of a THP holds the whole 2 MiB folio: unmapped, the folio stays, mapped by no
+ * one, for as long as the pin. Charged as the one page pinned, nobody limited to THP_LIMIT pages
+ * could hold THP_LIMIT folios; charged as the folio's 512 pages, it holds THP_LIMIT pages.
+ */
+#define THP_SIZE (2UL << 20)
+#define THP_LIMIT 2048		/* nobody's RLIMIT_MEMLOCK, in pages: 4 THPs */
+#define THP_FIT ((long)(THP_LIMIT * LAB_PAGE / THP_SIZE))
+#define THP_TRIES 32
+
+struct thp_report {
+	int pinned;	/* THPs pinned (a page each) and unmapped */
+	int err;	/* what the PIN after them returned */
+	int not_huge;	/* a buffer that AnonHugePages did not see become a THP */
+};
+
+static int pin_a_page_of_each_thp(struct lab_child *c, void *arg)
+{
+	struct thp_report r = { 0 };
+	int fd = nobody_opens_pindma(THP_LIMIT);
+
+	(void)arg;
+	if (fd < 0)
+		return 10;
+	while (r.pinned < THP_TRIES && !r.err) {
+		/* Twice the size, for a 2 MiB-aligned 2 MiB inside. */
+		char *map = mmap(NULL, 2 * THP_SIZE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *buf = (char *)(((uintptr_t)map + THP_SIZE - 1) & ~(THP_SIZE - 1));
+		long huge = lab_meminfo_kb("AnonHugePages");
+		uint32_t h;
+
+		if (map == MAP_FAILED || madvise(buf, THP_SIZE, MADV_HUGEPAGE))
+			return 11;
+		memset(buf, 1, THP_SIZE);
+		if (lab_meminfo_kb("AnonHugePages") < huge + (long)(THP_SIZE / 1024))
+			r.not_huge++;
+		r.err = pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h);
+		munmap(map, 2 * THP_SIZE);
+		if (!r.err)
+			r.pinned++;
+	}
+	if (lab_child_report(c, &r, sizeof(r)) || lab_child_wait(c) < 0)
+		return 12;
+	close(fd);
+	return 0;
+}
+
+TEST(a_pinned_thp_is_charged_as_the_whole_folio)
+{
+	struct thp_report r;
+	struct lab_child c;
+	long foll = lab_foll_pins(), avail, held;
+
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (nobody's child, vm.stat_refresh)");
+	avail = settled_available();
+	ASSERT_EQ(0, lab_child_start(&c, pin_a_page_of_each_thp, NULL));
+	ASSERT_EQ(0, lab_child_read(&c, &r, sizeof(r)))
+		TH_LOG("the pinning process failed: %d", lab_child_reap(&c));
+	held = lab_foll_pins() - foll;
+	avail -= settled_available();
+	TH_LOG("limit %d pages: %d THPs pinned a page each and unmapped, then %s; FOLL_PIN "
+	       "outstanding %ld more, MemAvailable %ld kB lower", THP_LIMIT, r.pinned,
+	       r.err ? strerror(-r.err) : "no refusal", held, avail);
+	ASSERT_EQ(0, r.not_huge) TH_LOG("buffers that did not become THPs: nothing measured");
+	EXPECT_EQ(-ENOMEM, r.err);
+	EXPECT_EQ(THP_FIT, held) TH_LOG("FOLL_PIN outstanding: one pin a THP");
+	if (lab_memfree_is_exact())
+		EXPECT_GT(4 * THP_LIMIT * (long)(LAB_PAGE / 1024), avail)
+			TH_LOG("MemAvailable fell by more than 4 times the limit");
+	ASSERT_EQ(0, lab_child_go(&c, 'x'));
+	EXPECT_EQ(0, lab_child_reap(&c));
+	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("the file's close released everything");
+}
+
+/*
+ * What CAP_IPC_LOCK pins past the limit is charged to no user: the user's locked_vm is what
+ * io_uring, perf and XDP charge too, and a pin over it would leave the uid's processes without
+ * CAP_IPC_LOCK none. io_uring's buffer registration, charged to the user by the kernel's own
+ * __io_account_mem(), says whether any is left.
+ */
+static int io_uring_registers_a_page(char *page)
+{
+	struct iovec iov = { .iov_base = page, .iov_len = LAB_PAGE };
+	struct io_uring_params p = { 0 };
+	int ring = syscall(__NR_io_uring_setup, 1, &p), ret;
+
+	if (ring < 0)
+		return -errno;
+	ret = syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1);
+	ret = ret < 0 ? -errno : 0;
+	close(ring);
+	return ret;
+}
+
+static int pin_over_the_limit_then_io_uring(void *arg)
+{
+	struct rlimit lim = { 16 * LAB_PAGE, 16 * LAB_PAGE };
+	char *buf = arg;
+	uint32_t h;
+	int fd = pindma_open();
+
+	if (fd < 0 || setrlimit(RLIMIT_MEMLOCK, &lim))
+		return 10;
+	/* Without CAP_IPC_LOCK, a pin of the whole limit leaves io_uring nothing. */
+	if (drop_effective(CAP_IPC_LOCK) ||
+	    pindma_pin(fd, buf, 16 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h))
+		return 11;
+	if (io_uring_registers_a_page(buf + 32 * LAB_PAGE) != -ENOMEM)
+		return 12;
+	if (pindma_unpin(fd, h))
+		return 13;
+	/* Now over the limit with CAP_IPC_LOCK, then without it again. */
+	if (raise_effective(CAP_IPC_LOCK) ||
+	    pindma_pin(fd, buf, 32 * LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h) ||
+	    drop_effective(CAP_IPC_LOCK))
+		return 14;
+	if (io_uring_registers_a_page(buf + 32 * LAB_PAGE))
+		return 15;
+	close(fd);
+	return 0;
+}
+
+TEST(cap_ipc_lock_pins_charge_no_user)
+{
+	char *buf = mmap(NULL, 33 * LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (CAP_IPC_LOCK)");
+	EXPECT_STEPS_PASS(pin_over_the_limit_then_io_uring, buf);
+	munmap(buf, 33 * LAB_PAGE);
 }
 
 /*

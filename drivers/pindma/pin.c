@@ -69,41 +69,106 @@ static void pindma_unpin_pages(struct page **pages, unsigned long n, u32 mode,
 }
 
 /*
- * Charged twice against the caller's RLIMIT_MEMLOCK: to its mm's pinned_vm,
- * like ib_umem_get() (VmPin in /proc/PID/status), and to its user's
- * locked_vm, like io_uring's __io_account_mem(). The pins belong to the file
- * and outlive the process that made them; a forked child, or a process that
- * exec()s with the file open, starts with an empty pinned_vm. The user's
- * charge is what bounds what one user holds, whatever its processes do. Both
- * are always counted, so that they can be returned unconditionally, and
- * capable() is asked only when over the limit, so that staying within it
- * does not log a capability use.
+ * Add n to v unless that takes it past limit. A compare-and-exchange rather
+ * than an add and a check, so that two pinners sharing the counter never see
+ * each other's charge before it is known to fit, and none is refused for a
+ * sum that was never held (as io_uring's __io_account_mem()).
  */
-static int pindma_account(struct pindma_handle *h)
+static bool pindma_add_within(atomic64_t *v, s64 n, s64 limit)
 {
-	unsigned long lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	struct user_struct *user = current_user();
-	bool over;
+	s64 cur = atomic64_read(v);
 
-	over = atomic64_add_return(h->npages, &h->mm->pinned_vm) > lock_limit;
-	over |= atomic_long_add_return(h->npages, &user->locked_vm) > lock_limit;
-	if (over && !capable(CAP_IPC_LOCK)) {
-		atomic_long_sub(h->npages, &user->locked_vm);
-		atomic64_sub(h->npages, &h->mm->pinned_vm);
-		return -ENOMEM;
+	do {
+		if (cur + n > limit)
+			return false;
+	} while (!atomic64_try_cmpxchg(v, &cur, cur + n));
+	return true;
+}
+
+static bool pindma_add_long_within(atomic_long_t *v, long n, long limit)
+{
+	long cur = atomic_long_read(v);
+
+	do {
+		if (cur + n > limit)
+			return false;
+	} while (!atomic_long_try_cmpxchg(v, &cur, cur + n));
+	return true;
+}
+
+/*
+ * Charge n more pages to h, against the caller's RLIMIT_MEMLOCK: to its mm's
+ * pinned_vm, like ib_umem_get() (VmPin in /proc/PID/status), and to its
+ * user's locked_vm, like io_uring's __io_account_mem(). The pins belong to
+ * the file and outlive the process that made them; a forked child, or a
+ * process that exec()s with the file open, starts with an empty pinned_vm.
+ * The user's charge is what bounds what one user holds, whatever its
+ * processes do.
+ *
+ * capable() is asked only when a charge would go over, so that staying within
+ * the limit logs no capability use. Once CAP_IPC_LOCK has let a handle over,
+ * the handle charges its user nothing, from its first page to its last: a
+ * privileged pinner must not use up the budget of its uid's unprivileged
+ * users of locked_vm (io_uring, perf, XDP). pinned_vm is charged whatever
+ * happens, as ib_umem charges it, so that VmPin shows every pin.
+ */
+static int pindma_charge(struct pindma_handle *h, unsigned long n)
+{
+	s64 limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (h->user) {
+		if (pindma_add_within(&h->mm->pinned_vm, n, limit)) {
+			if (pindma_add_long_within(&h->user->locked_vm, n, limit)) {
+				h->charged += n;
+				return 0;
+			}
+			atomic64_sub(n, &h->mm->pinned_vm);
+		}
+		if (!capable(CAP_IPC_LOCK))
+			return -ENOMEM;
+		atomic_long_sub(h->charged, &h->user->locked_vm);
+		free_uid(h->user);
+		h->user = NULL;
 	}
-	h->user = get_uid(user);
-	mmgrab(h->mm);
+	atomic64_add(n, &h->mm->pinned_vm);
+	h->charged += n;
 	return 0;
 }
 
 /* The charges must go before mmdrop(): that may free the mm they are kept in. */
-static void pindma_unaccount(struct pindma_handle *h)
+static void pindma_uncharge(struct pindma_handle *h)
 {
-	atomic_long_sub(h->npages, &h->user->locked_vm);
-	free_uid(h->user);
-	atomic64_sub(h->npages, &h->mm->pinned_vm);
+	if (h->user) {
+		atomic_long_sub(h->charged, &h->user->locked_vm);
+		free_uid(h->user);
+	}
+	atomic64_sub(h->charged, &h->mm->pinned_vm);
 	mmdrop(h->mm);
+}
+
+/*
+ * What n pages just held cost, in pages: a small page one, a large folio (a
+ * THP, a hugetlb page) all of its pages, since a pin of one of them keeps the
+ * whole folio from being freed or split, and only once for a run of pages of
+ * the same folio, as io_uring's headpage_already_acct() counts them. *last is
+ * the folio of the page before, from the call before too. A folio that comes
+ * back after other pages in between (mapped twice, say) is charged again.
+ */
+static unsigned long pindma_cost(struct page **pages, unsigned long n,
+				 struct folio **last)
+{
+	unsigned long i, cost = 0;
+	struct folio *folio;
+
+	for (i = 0; i < n; i++) {
+		folio = page_folio(pages[i]);
+		if (!folio_test_large(folio))
+			cost++;
+		else if (folio != *last)
+			cost += folio_nr_pages(folio);
+		*last = folio;
+	}
+	return cost;
 }
 
 /*
@@ -112,17 +177,21 @@ static void pindma_unaccount(struct pindma_handle *h)
  * cache page say, can be pinned by each of them, and each FOLL_PIN of a small
  * page adds GUP_PIN_COUNTING_BIAS (1024). At 2^31 the count overflows, where
  * try_grab_page() (try_grab_folio() on 6.12) WARNs: a crash under
- * panic_on_warn. It is checked once a batch is held, so a page takes at most
- * a batch's PINDMA_PIN_BATCH pins from each task before it is refused; the
- * bound is a 128th of the count's range, leaving room for thousands at once.
+ * panic_on_warn. A large folio is not asked: a FOLL_PIN adds 1 to its count
+ * (its pins are counted apart), so that 2^31 pins would be needed, far more
+ * memory than any limit lets one user charge.
  */
 static bool pindma_too_many_refs(struct page **pages, unsigned long n)
 {
+	struct folio *folio;
 	unsigned long i;
 
-	for (i = 0; i < n; i++)
-		if (folio_ref_count(page_folio(pages[i])) > PINDMA_MAX_PAGE_REFS)
+	for (i = 0; i < n; i++) {
+		folio = page_folio(pages[i]);
+		if (!folio_test_large(folio) &&
+		    folio_ref_count(folio) > PINDMA_MAX_PAGE_REFS)
 			return true;
+	}
 	return false;
 }
 
@@ -184,19 +253,30 @@ static int pindma_check_vmas(struct mm_struct *mm, unsigned long start,
 #define PINDMA_PIN_BATCH	512
 
 /*
+ * Pages asked of GUP in one call, each call's pages then checked and charged
+ * before the next call. GUP holds each page as it reaches it and may then
+ * wait for the next one's fault for as long as that takes (a FUSE server
+ * may never answer): the pins held in the meantime are unchecked and
+ * uncharged, a step's worth at most.
+ */
+#define PINDMA_PIN_STEP		16
+
+/*
  * Pin all of h's pages, starting at addr, or none. The whole range's VMAs are
  * checked first, so that a refusal faults in nothing (a write pin breaks
  * copy-on-write). Each batch then takes the lock killably, checks its VMAs
- * again (the lock was dropped in between) and calls GUP until the batch is
- * held (GUP may take fewer pages than asked for), then checks the batch's
- * reference counts; when anything fails, every page pinned so far, in this
- * batch and the earlier ones, is released.
+ * again (the lock was dropped in between) and calls GUP a step at a time
+ * until the batch is held (GUP may take fewer pages than asked for), checking
+ * each call's reference counts and charging what its large folios cost over
+ * the page apiece already charged; when anything fails, every page pinned so
+ * far, in this batch and the earlier ones, is released.
  */
 static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 {
 	unsigned int gup_flags = h->writable ? FOLL_WRITE : 0;
+	unsigned long pinned = 0, cost = 0, end, step;
 	struct mm_struct *mm = h->mm;
-	unsigned long pinned = 0, batch, end;
+	struct folio *last = NULL;
 	long ret;
 
 	if (mmap_read_lock_killable(mm))
@@ -206,7 +286,6 @@ static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 	mmap_read_unlock(mm);
 
 	while (!ret && pinned < h->npages) {
-		batch = pinned;
 		end = min(pinned + PINDMA_PIN_BATCH, h->npages);
 		if (mmap_read_lock_killable(mm)) {
 			ret = -EINTR;
@@ -217,20 +296,26 @@ static int pindma_pin_range(struct pindma_handle *h, unsigned long addr)
 					addr + (end << PAGE_SHIFT),
 					h->writable);
 		while (!ret && pinned < end) {
+			step = min(end - pinned, (unsigned long)PINDMA_PIN_STEP);
 			ret = pindma_pin_user_range(addr + (pinned << PAGE_SHIFT),
-						    end - pinned, h->mode,
-						    gup_flags,
+						    step, h->mode, gup_flags,
 						    h->pages + pinned);
-			if (ret > 0) {
-				pinned += ret;
-				ret = 0;
-			} else if (!ret) {
+			if (!ret) {
 				ret = -EFAULT;
+				break;
 			}
+			if (ret < 0)
+				break;
+			step = ret;
+			ret = 0;
+			if (pindma_too_many_refs(h->pages + pinned, step))
+				ret = -ETOOMANYREFS;
+			cost += pindma_cost(h->pages + pinned, step, &last);
+			pinned += step;
+			if (!ret && cost > h->charged)
+				ret = pindma_charge(h, cost - h->charged);
 		}
 		mmap_read_unlock(mm);
-		if (!ret && pindma_too_many_refs(h->pages + batch, end - batch))
-			ret = -ETOOMANYREFS;
 		if (!ret && pinned < h->npages && fatal_signal_pending(current))
 			ret = -EINTR;
 		cond_resched();
@@ -283,25 +368,31 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	}
 	h->file = file;
 	h->mm = mm;
+	h->user = get_uid(current_user());
 	h->npages = npages;
 	h->mode = mode;
 	h->writable = writable;
+	mmgrab(mm);
 
-	ret = pindma_account(h);
+	/*
+	 * A page apiece first, the least the range can cost, so that a pin
+	 * that cannot fit is refused before anything is faulted in; its large
+	 * folios are charged the rest as they are held.
+	 */
+	ret = pindma_charge(h, npages);
 	if (ret)
-		goto err_free_pages;
+		goto err_uncharge;
 	ret = pindma_pin_range(h, addr);
 	if (ret)
-		goto err_unaccount;
+		goto err_uncharge;
 
 	kref_init(&h->ref);
 	atomic64_inc(&pindma_nr_handles);
 	atomic64_add(npages, &pindma_nr_pages);
 	return h;
 
-err_unaccount:
-	pindma_unaccount(h);
-err_free_pages:
+err_uncharge:
+	pindma_uncharge(h);
 	kvfree(h->pages);
 err_free_handle:
 	kfree(h);
@@ -317,7 +408,7 @@ void pindma_handle_release(struct kref *ref)
 	atomic64_dec(&pindma_nr_handles);
 	/* The device may have written any page of a writable pin. */
 	pindma_unpin_pages(h->pages, h->npages, h->mode, h->writable);
-	pindma_unaccount(h);
+	pindma_uncharge(h);
 	kvfree(h->pages);
 	kfree(h);
 }

@@ -25,7 +25,9 @@ struct pindma_handle {
 	struct file *file;	/* owner: compared, never dereferenced */
 	struct list_head node;	/* on the owner's list, under the table lock */
 	struct mm_struct *mm;	/* mmgrab()bed, carries the pinned_vm charge */
-	struct user_struct *user; /* get_uid()ed, carries the locked_vm charge */
+	/* get_uid()ed, carries the locked_vm charge; NULL past it with CAP_IPC_LOCK */
+	struct user_struct *user;
+	unsigned long charged;	/* pages charged: a large folio's count them all */
 	unsigned long npages;
 	u32 mode;		/* PINDMA_MODE_*: how the pages are held */
 	bool writable;

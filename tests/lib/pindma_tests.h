@@ -22,8 +22,11 @@ static inline struct pindma_info info(int fd)
 	return i;
 }
 
-/* Drop one capability from the effective set (raw capset: no libcap in the guest). */
-static inline int drop_effective(int cap)
+/*
+ * Drop one capability from the effective set, or raise it again from the permitted set (raw
+ * capset: no libcap in the guest).
+ */
+static inline int set_effective(int cap, int on)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2];
@@ -31,7 +34,18 @@ static inline int drop_effective(int cap)
 	if (syscall(SYS_capget, &hdr, data))
 		return -1;
 	data[cap / 32].effective &= ~(1U << (cap % 32));
+	data[cap / 32].effective |= on ? 1U << (cap % 32) : 0;
 	return syscall(SYS_capset, &hdr, data);
+}
+
+static inline int drop_effective(int cap)
+{
+	return set_effective(cap, 0);
+}
+
+static inline int raise_effective(int cap)
+{
+	return set_effective(cap, 1);
 }
 
 /* Drop to nobody with RLIMIT_MEMLOCK set to that many pages, and open /dev/pindma: fd, or -1. */

@@ -18,7 +18,7 @@
  * How the pages are held. GUP: get_user_pages(), FOLL_GET, the 2006-style
  * reference, for CAP_SYS_ADMIN only (EPERM otherwise). PIN_LONGTERM:
  * pin_user_pages(), FOLL_PIN | FOLL_LONGTERM, for anyone within their
- * RLIMIT_MEMLOCK.
+ * RLIMIT_MEMLOCK, a page of a large folio (a THP) costing the whole folio.
  */
 #define PINDMA_MODE_GUP		1
 #define PINDMA_MODE_PIN_LONGTERM 2
@@ -38,10 +38,10 @@
 #define PINDMA_MAX_HANDLES	4096
 
 /*
- * A pin that would leave a page it holds with a reference count above this is
- * refused (ETOOMANYREFS), nothing held: a FOLL_PIN of a small page adds 1024
- * to it, so this is 16384 pins of one page, a 128th of where the count
- * overflows.
+ * A pin that would leave a small page it holds with a reference count above
+ * this is refused (ETOOMANYREFS), nothing held: a FOLL_PIN of a small page adds
+ * 1024 to it, so this is 16384 pins of one page, a 128th of where the count
+ * overflows. A large folio's count grows by 1 a pin, and is not bounded here.
  */
 #define PINDMA_MAX_PAGE_REFS	0x1000000	/* 2^24 */
 

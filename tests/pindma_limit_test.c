@@ -340,6 +340,51 @@ TEST(cap_ipc_lock_pins_charge_no_user)
 }
 
 /*
+ * Each kernel uid is a user_struct with a locked_vm of its own: a user with subordinate uids
+ * would get a fresh RLIMIT_MEMLOCK in each user namespace it maps. Only CAP_IPC_LOCK (in the
+ * initial namespace) pins from another namespace.
+ */
+static int pin_from_a_user_namespace(void *arg)
+{
+	char *buf = arg, map[32];
+	uint32_t h;
+	int fd;
+
+	/* The kernel has the namespace type when /proc names it for every task. */
+	if (access("/proc/self/ns/user", F_OK))
+		return 4;
+	fd = nobody_opens_pindma(16);
+	if (fd < 0)
+		return 10;
+	if (unshare(CLONE_NEWUSER))
+		return 11;
+	snprintf(map, sizeof(map), "0 %u 1", 65534U);
+	if (lab_write_str("/proc/self/uid_map", map))
+		return 12;
+	if (pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h) != -EPERM)
+		return 13;
+	return 0;
+}
+
+TEST(a_pin_from_a_user_namespace_is_eperm)
+{
+	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	long foll = lab_foll_pins();
+	int status;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (nobody's child)");
+	status = lab_in_child(pin_from_a_user_namespace, buf);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 4)
+		SKIP(return, "this kernel has no user namespaces (CONFIG_USER_NS)");
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
+	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("FOLL_PIN outstanding after the child");
+	munmap(buf, LAB_PAGE);
+}
+
+/*
  * One page that many users may map (a tmpfs file's, read-only for nobody), pinned read-only again
  * and again: each FOLL_PIN of a small page adds 1024 to its reference count, which overflows at
  * 2^31 (6.1's try_grab_page() and 6.12's try_grab_folio() WARN there). The page is mapped at

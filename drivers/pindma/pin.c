@@ -26,6 +26,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 
 #include "pindma_internal.h"
 
@@ -354,6 +355,13 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	 * as a lab tool for CAP_SYS_ADMIN, as the kernel's gup_test is.
 	 */
 	if (mode == PINDMA_MODE_GUP && !capable(CAP_SYS_ADMIN))
+		return ERR_PTR(-EPERM);
+	/*
+	 * The charge is per user_struct, one per kernel uid: a user given a
+	 * range of subordinate uids would get, through the user namespaces
+	 * they map, a fresh RLIMIT_MEMLOCK for each of them.
+	 */
+	if (current_user_ns() != &init_user_ns && !capable(CAP_IPC_LOCK))
 		return ERR_PTR(-EPERM);
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);

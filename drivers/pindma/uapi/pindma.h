@@ -18,7 +18,8 @@
  * How the pages are held. GUP: get_user_pages(), FOLL_GET, the 2006-style
  * reference, for CAP_SYS_ADMIN only (EPERM otherwise). PIN_LONGTERM:
  * pin_user_pages(), FOLL_PIN | FOLL_LONGTERM, for anyone within their
- * RLIMIT_MEMLOCK, a page of a large folio (a THP) costing the whole folio.
+ * RLIMIT_MEMLOCK, a page of a large folio (a THP) costing the whole folio; from
+ * a user namespace other than the initial one, only with CAP_IPC_LOCK (EPERM).
  */
 #define PINDMA_MODE_GUP		1
 #define PINDMA_MODE_PIN_LONGTERM 2

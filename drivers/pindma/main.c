@@ -50,6 +50,7 @@
 struct pindma_file {
 	struct list_head handles;
 	u64 nr_handles, nr_pages;	/* on the list; under the table lock */
+	u64 nr_reserved;	/* places taken by PINs under way; the same */
 	atomic64_t edu_xfers;	/* edu transfers done for this file's requests */
 };
 
@@ -97,16 +98,34 @@ static long pindma_ioctl_pin(struct file *file, struct pindma_pin __user *argp)
 	struct pindma_file *pf = file->private_data;
 	struct pindma_handle *h;
 	struct pindma_pin req;
+	bool full;
 	long ret;
 
 	if (copy_from_user(&req, argp, sizeof(req)))
 		return -EFAULT;
 	if (req.flags & ~PINDMA_PIN_FLAGS)
 		return -EINVAL;
+
+	/*
+	 * A place on the file's list is reserved before anything is pinned,
+	 * so that a file already full is refused with nothing faulted in,
+	 * pinned or charged, and two racing PINs cannot both take its last
+	 * place.
+	 */
+	xa_lock(&pindma_handles);
+	full = pf->nr_handles + pf->nr_reserved >= PINDMA_MAX_HANDLES;
+	if (!full)
+		pf->nr_reserved++;
+	xa_unlock(&pindma_handles);
+	if (full)
+		return -ENOSPC;
+
 	h = pindma_pin(file, req.addr, req.len, req.mode,
 		       req.flags & PINDMA_PIN_WRITE);
-	if (IS_ERR(h))
-		return PTR_ERR(h);
+	if (IS_ERR(h)) {
+		ret = PTR_ERR(h);
+		goto err_unreserve;
+	}
 
 	/*
 	 * Reserve the id and publish the handle only once the caller has it, so
@@ -131,13 +150,10 @@ static long pindma_ioctl_pin(struct file *file, struct pindma_pin __user *argp)
 	 * together.
 	 */
 	xa_lock(&pindma_handles);
-	/* Asked last, so that a malformed request gets its own errno. */
-	if (pf->nr_handles >= PINDMA_MAX_HANDLES)
-		ret = -ENOSPC;
-	else
-		ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_NOWAIT));
+	ret = xa_err(__xa_store(&pindma_handles, h->id, h, GFP_NOWAIT));
 	if (!ret) {
 		list_add(&h->node, &pf->handles);
+		pf->nr_reserved--;
 		pf->nr_handles++;
 		pf->nr_pages += h->npages;
 	}
@@ -150,6 +166,10 @@ err_release_id:
 	xa_erase(&pindma_handles, h->id);
 err_put:
 	pindma_handle_put(h);
+err_unreserve:
+	xa_lock(&pindma_handles);
+	pf->nr_reserved--;
+	xa_unlock(&pindma_handles);
 	return ret;
 }
 

@@ -41,6 +41,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -133,7 +134,7 @@ static long pindma_ioctl_pin(struct file *file, struct pindma_pin __user *argp)
 	 */
 	ret = xa_alloc_cyclic(&pindma_handles, &h->id, NULL,
 			      XA_LIMIT(1, U32_MAX), &pindma_next_id,
-			      GFP_KERNEL);
+			      GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err_put;
 	req.handle = h->id;
@@ -306,7 +307,7 @@ static int pindma_open(struct inode *inode, struct file *file)
 {
 	struct pindma_file *pf;
 
-	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
+	pf = kzalloc(sizeof(*pf), GFP_KERNEL_ACCOUNT);
 	if (!pf)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&pf->handles);
@@ -327,8 +328,11 @@ static int pindma_release(struct inode *inode, struct file *file)
 	 */
 	list_for_each_entry(h, &pf->handles, node)
 		xa_erase(&pindma_handles, h->id);
-	list_for_each_entry_safe(h, tmp, &pf->handles, node)
+	list_for_each_entry_safe(h, tmp, &pf->handles, node) {
 		pindma_handle_put(h);
+		/* Up to PINDMA_MAX_HANDLES releases of 256 MiB each. */
+		cond_resched();
+	}
 	kfree(pf);
 	return 0;
 }

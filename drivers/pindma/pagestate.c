@@ -133,8 +133,13 @@ static bool pindma_anon_exclusive(struct page *page, struct folio *folio, bool l
 	if (!PageAnon(page))
 		return false;
 	if (large && (folio_test_hugetlb(folio) || pindma_entire_mapcount(folio) > 0))
-		return PageAnonExclusive(&folio->page);
-	return PageAnonExclusive(page);
+		page = &folio->page;
+	/*
+	 * Raw, as stable_page_flags() reads flags: no reference is held, so the
+	 * page may be freed and reused after PageAnon(), and PageAnonExclusive()
+	 * would then BUG under DEBUG_VM_PGFLAGS. A stale bit is read again.
+	 */
+	return test_bit(PG_anon_exclusive, &page->flags);
 }
 
 /* Tries at a read whose folio did not change under it, each a few atomic reads long. */

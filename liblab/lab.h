@@ -255,6 +255,10 @@ int lab_trace_set(const char *inst, const char *file, const char *value);
 /* Remove it (its events go with it). */
 void lab_trace_remove(const char *inst);
 
+/* fdpass.c: an open file to another process over a unix socket (SCM_RIGHTS); 0/-1, an fd/-1. */
+int lab_send_fd(int sock, int fd);
+int lab_recv_fd(int sock);
+
 /* pci.c */
 
 /* The sysfs folder of the first PCI device with this vendor:device, or false. */

@@ -319,38 +319,6 @@ TEST(info_asks_for_cap_sys_admin_without_an_audit)
 	EXPECT_LE(1, quiet) TH_LOG("INFO must still ask (it gives root the module's counts)");
 }
 
-static int send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = "f", .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))], b;
-	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	int fd = -1;
-
-	if (recvmsg(sock, &msg, 0) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
-
 /*
  * root pins its memory and hands the very file to an unprivileged process: the handle
  * still does not work there (another address space), and the file pins only the
@@ -382,7 +350,7 @@ TEST(another_process_cannot_use_my_handles_even_with_my_file)
 		close(fd);
 		if (lab_become_nobody(8))
 			_exit(10);
-		got = recv_fd(sv[1]);
+		got = lab_recv_fd(sv[1]);
 		if (got < 0)
 			_exit(11);
 		if (pindma_dma(got, PINDMA_IOC_DMA_READ, h, 0, b, 16, &engine) != -EPERM)
@@ -398,7 +366,7 @@ TEST(another_process_cannot_use_my_handles_even_with_my_file)
 			_exit(16);
 		_exit(pindma_unpin(got, my_h) ? 17 : 0);
 	}
-	ASSERT_EQ(0, send_fd(sv[0], fd));
+	ASSERT_EQ(0, lab_send_fd(sv[0], fd));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));

@@ -259,6 +259,25 @@ void lab_trace_remove(const char *inst);
 int lab_send_fd(int sock, int fd);
 int lab_recv_fd(int sock);
 
+/* slab.c */
+
+/*
+ * The kmalloc caches' objects in use by /proc/slabinfo (its active_objs: what SLUB does not hold
+ * free on a node's partial list), root's only. An object leaked stays counted, exactly.
+ */
+#define LAB_SLABS_MAX 128
+struct lab_slabs {
+	int n;
+	struct {
+		char name[40];
+		long active;
+	} cache[LAB_SLABS_MAX];
+};
+int lab_kmalloc_slabs(struct lab_slabs *s);
+/* The most one kmalloc cache grew by from before to after, in objects; *name names it. */
+long lab_kmalloc_growth(const struct lab_slabs *before, const struct lab_slabs *after,
+			const char **name);
+
 /* pci.c */
 
 /* The sysfs folder of the first PCI device with this vendor:device, or false. */

@@ -2,8 +2,8 @@
 /*
  * pindma leaks nothing over a thousand cycles, judged by exact oracles (the FOLL_PIN counters,
  * copy-on-write's view of the pages' references) next to VmPin and the driver's own counters, and
- * its kernel memory by the kernel's slab (SUnreclaim); and the reference oracle is itself seen
- * to work. Many processes with forks at once are the
+ * its kernel memory by the kernel's kmalloc caches, object by object (/proc/slabinfo); and the
+ * reference oracle is itself seen to work. Many processes with forks at once are the
  * fuzzer's (fuzz_test), judged by the FOLL_PIN counters, the LRU pages nothing owns, VmPin and
  * every child's exit.
  */
@@ -18,6 +18,28 @@
 
 #define NPAGES 4
 #define SIZE (NPAGES * LAB_PAGE)
+
+/*
+ * The kernel memory a thousand cycles may leave, by the kmalloc caches' objects in use
+ * (lab_kmalloc_slabs()): no one cache may grow by CYCLES / 4. One object leaked per cycle, a
+ * DMA's bounce buffer or a handle of 72 bytes, is CYCLES objects in one cache; SLUB's per-CPU
+ * slabs, which /proc/slabinfo counts as in use, move a cache by tens.
+ */
+#define CYCLES 1000
+#define SLAB_BOUND (CYCLES / 4)
+
+#define EXPECT_NO_KMALLOC_GROWTH(before, what) do { \
+	struct lab_slabs after_; \
+	const char *cache_; \
+	long grew_; \
+	ASSERT_EQ(0, lab_kmalloc_slabs(&after_)); \
+	grew_ = lab_kmalloc_growth(&(before), &after_, &cache_); \
+	TH_LOG("the kmalloc cache that grew most over %d %s: %s, by %ld objects", CYCLES, what, \
+	       cache_, grew_); \
+	EXPECT_GT(SLAB_BOUND, grew_) \
+		TH_LOG("%s grew by %ld objects over %d %s (the bound: %d)", cache_, grew_, \
+		       CYCLES, what, SLAB_BOUND); \
+} while (0)
 
 /*
  * The exact leak oracle itself: a page the driver holds in GUP mode is seen as referenced, and
@@ -51,7 +73,8 @@ TEST(referenced_pages_oracle_sees_a_held_gup_pin)
  * 1000 pin/DMA/unpin cycles on the same pages leave nothing behind. A reference leaked per
  * cycle would pin those 4 pages, 16 KiB, which MemFree cannot tell from noise: the oracles are
  * exact instead, the kernel's FOLL_PIN counters and copy-on-write's view of the pages'
- * references (lab_referenced_pages()), next to VmPin and the driver's own counters.
+ * references (lab_referenced_pages()), next to VmPin and the driver's own counters; and the
+ * kmalloc caches for what a pin and a DMA allocate (a DMA's bounce buffer: kmalloc-4k).
  */
 TEST(thousand_cycles_leak_nothing)
 {
@@ -60,14 +83,20 @@ TEST(thousand_cycles_leak_nothing)
 	struct pindma_info before;
 	long vmpin, pins = lab_foll_pins();
 	char b[64] = "cycle";
+	struct lab_slabs slabs;
+	uint32_t engine = PINDMA_ENGINE_CPU, h;
 
 	ASSERT_LE(0, fd);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, SIZE);
+	/* One cycle first: the caches' slabs for what a cycle allocates exist before the count. */
+	ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h));
+	ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, 0, b, 32, &engine));
+	ASSERT_EQ(0, pindma_unpin(fd, h));
 	before = info(fd);
 	vmpin = lab_status_kb("VmPin");
-	for (int i = 0; i < 1000; i++) {
-		uint32_t engine = PINDMA_ENGINE_CPU, h;
+	ASSERT_EQ(0, lab_kmalloc_slabs(&slabs)) TH_LOG("reading /proc/slabinfo");
+	for (int i = 0; i < CYCLES; i++) {
 		uint32_t mode = i & 1 ? PINDMA_MODE_GUP : PINDMA_MODE_PIN_LONGTERM;
 
 		ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, mode, PINDMA_PIN_WRITE, &h));
@@ -75,6 +104,7 @@ TEST(thousand_cycles_leak_nothing)
 		ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 77, b, 64, &engine));
 		ASSERT_EQ(0, pindma_unpin(fd, h));
 	}
+	EXPECT_NO_KMALLOC_GROWTH(slabs, "pin/DMA/unpin cycles");
 	EXPECT_EQ(pins, lab_foll_pins());
 	EXPECT_EQ(0, lab_referenced_pages(buf, SIZE));
 	EXPECT_EQ(vmpin, lab_status_kb("VmPin"));
@@ -86,9 +116,8 @@ TEST(thousand_cycles_leak_nothing)
 
 /*
  * The driver's own kernel memory, which none of the oracles above sees and only kmemleak (the
- * debug flavour) would: a thousand pins of 64 pages, whose page array alone is 512 bytes, must
- * not grow the kernel's unreclaimable slab (SUnreclaim, /proc/meminfo) by more than 128 KiB. One
- * array leaked per pin would be 500 KiB; the slabs' own slack moves by a few pages.
+ * debug flavour) would: a thousand pins of 64 pages (a page array of 512 bytes, a handle of 72)
+ * must not grow any kmalloc cache by SLAB_BOUND objects.
  */
 #define BIG (64 * LAB_PAGE)
 
@@ -96,7 +125,7 @@ TEST(thousand_pins_leave_no_slab)
 {
 	char *buf = mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = pindma_open();
-	long before, after;
+	struct lab_slabs slabs;
 	uint32_t h;
 
 	ASSERT_LE(0, fd);
@@ -105,17 +134,13 @@ TEST(thousand_pins_leave_no_slab)
 	/* One cycle first: the caches' slabs for what a pin allocates exist before the count. */
 	ASSERT_EQ(0, pindma_pin(fd, buf, BIG, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h));
 	ASSERT_EQ(0, pindma_unpin(fd, h));
-	before = lab_meminfo_kb("SUnreclaim");
-	for (int i = 0; i < 1000; i++) {
+	ASSERT_EQ(0, lab_kmalloc_slabs(&slabs)) TH_LOG("reading /proc/slabinfo");
+	for (int i = 0; i < CYCLES; i++) {
 		ASSERT_EQ(0, pindma_pin(fd, buf, BIG, i & 1 ? PINDMA_MODE_GUP :
 					PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h));
 		ASSERT_EQ(0, pindma_unpin(fd, h));
 	}
-	after = lab_meminfo_kb("SUnreclaim");
-	ASSERT_LE(0, before);
-	EXPECT_GE(128, after - before)
-		TH_LOG("the kernel's unreclaimable slab grew %ld kB over 1000 pins and unpins (the "
-		       "bound: 128 kB)", after - before);
+	EXPECT_NO_KMALLOC_GROWTH(slabs, "pins and unpins");
 	close(fd);
 	munmap(buf, BIG);
 }

@@ -71,6 +71,8 @@ drivers=(
 	"edu_cpu|edu.c|plant: the CPU copies|pindma_edu_copy() copying with the CPU and counting two edu transfers"
 	"longterm|pin.c|plant: no FOLL_LONGTERM|PIN_LONGTERM pinning without FOLL_LONGTERM"
 	"leak|pin.c|plant: h->pages leaked|a handle's page array never freed"
+	"handleleak|pin.c|plant: the handle leaked|a released handle itself never freed (72 bytes a pin)"
+	"dmaleak|dma.c|plant: the bounce buffer leaked|a DMA request's bounce buffer never freed"
 	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
 	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
 )
@@ -968,7 +970,11 @@ sec_driver() {
 	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test
 	d_verdict longterm longterm_test "the pinned page stayed at" "longterm_test (the page's zone by pagemap and zoneinfo)"
 	d_boot leak -- pindma_leak_test:thousand_pins_leave_no_slab
-	d_verdict leak pindma_leak_test "the kernel's unreclaimable slab grew" "pindma_leak_test (the kernel's slab, SUnreclaim)"
+	d_verdict leak pindma_leak_test "kmalloc-512 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
+	d_boot handleleak -- pindma_leak_test:thousand_pins_leave_no_slab
+	d_verdict handleleak pindma_leak_test "kmalloc-96 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
+	d_boot dmaleak -- pindma_leak_test:thousand_cycles_leak_nothing
+	d_verdict dmaleak pindma_leak_test "kmalloc-4k grew by" "pindma_leak_test's DMA cycles (the kmalloc caches in /proc/slabinfo)"
 	d_boot refuse8 VM_SMP=2 -- fuzz_test
 	d_verdict refuse8 fuzz_test "fewer than the floor" "fuzz_test (its floors of checks made)"
 }

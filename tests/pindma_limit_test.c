@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -388,6 +389,113 @@ TEST(a_pin_from_a_user_namespace_is_eperm)
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("step %d failed", WEXITSTATUS(status));
 	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("FOLL_PIN outstanding after the child");
 	munmap(buf, LAB_PAGE);
+}
+
+/*
+ * The same loop with a file of each child's own: a child of nobody opens /dev/pindma, pins all
+ * it may, hands the file to a keeper (SCM_RIGHTS) and exits. Every pin is then charged to the
+ * mm of the process that opened its file, and that mm is gone: a charge to the opener's mm, or
+ * to the pinner's, gives each child a fresh limit; one to the user holds them all to one limit.
+ * With the keeper holding the user's limit, a process of nobody's that shares nothing with them
+ * may pin nothing.
+ */
+struct passed {
+	int sock;		/* the keeper's end */
+	long *pinned;
+};
+
+/* A child: a file of its own, pinned as far as its limit allows, handed to the keeper. */
+static int pin_and_pass(int sock, long *pinned)
+{
+	int fd = nobody_opens_pindma(LOOP_LIMIT), ret;
+
+	if (fd < 0)
+		return 20;
+	ret = pin_all_it_may(fd, pinned);
+	if (ret)
+		return ret;
+	return lab_send_fd(sock, fd) ? 21 : 0;
+}
+
+/* nobody, keeping every file it is handed until the test has looked. */
+static int keep_passed_files(struct lab_child *c, void *arg)
+{
+	int sock = *(int *)arg, fds[LOOP_CHILDREN], n;
+
+	if (lab_become_nobody(0))
+		return 30;
+	for (n = 0; n < LOOP_CHILDREN; n++) {
+		fds[n] = lab_recv_fd(sock);
+		if (fds[n] < 0)
+			return 31;
+	}
+	if (lab_child_report(c, &n, sizeof(n)) || lab_child_wait(c) < 0)
+		return 32;
+	while (n--)
+		close(fds[n]);
+	return 0;
+}
+
+/* A process of nobody's that shares nothing with the others: what one page's PIN answers. */
+static int one_more_page(void *arg)
+{
+	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	int fd = nobody_opens_pindma(LOOP_LIMIT);
+	uint32_t h;
+
+	(void)arg;
+	if (fd < 0 || buf == MAP_FAILED)
+		return 255;
+	return -pindma_pin(fd, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h);
+}
+
+TEST(children_with_files_of_their_own_hold_at_most_the_users_limit)
+{
+	long foll = lab_foll_pins(), avail, held, *pinned;
+	int sv[2], files = 0, status;
+	struct lab_child c;
+
+	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (nobody's children, vm.stat_refresh)");
+	pinned = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pinned);
+	*pinned = 0;
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+	avail = settled_available();
+	ASSERT_EQ(0, lab_child_start(&c, keep_passed_files, &sv[1]));
+	for (int i = 0; i < LOOP_CHILDREN; i++) {
+		pid_t pid = fork();
+
+		if (!pid)
+			_exit(pin_and_pass(sv[0], pinned));
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("child %d: wait status %#x", i, status);
+	}
+	ASSERT_EQ(0, lab_child_read(&c, &files, sizeof(files)))
+		TH_LOG("the keeper failed: %d", lab_child_reap(&c));
+	held = lab_foll_pins() - foll;
+	avail -= settled_available();
+	TH_LOG("%d children with files of their own, each limited to %d pages, pinned %ld, the "
+	       "keeper holds %d files: FOLL_PIN outstanding %ld pages more, MemAvailable %ld kB lower",
+	       LOOP_CHILDREN, LOOP_LIMIT, *pinned, files, held, avail);
+	EXPECT_EQ(LOOP_LIMIT, held) TH_LOG("FOLL_PIN outstanding");
+	if (lab_memfree_is_exact())
+		EXPECT_GT(4 * LOOP_LIMIT * (long)(LAB_PAGE / 1024), avail)
+			TH_LOG("MemAvailable fell by more than 4 times the limit");
+	status = lab_in_child(one_more_page, NULL);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 255)
+		TH_LOG("the unrelated process: wait status %#x", status);
+	EXPECT_EQ(ENOMEM, WEXITSTATUS(status))
+		TH_LOG("an unrelated process of nobody's pinned a page while the keeper held nobody's "
+		       "limit: PIN answered %s", strerror(WEXITSTATUS(status)));
+	ASSERT_EQ(0, lab_child_go(&c, 'x'));
+	EXPECT_EQ(0, lab_child_reap(&c));
+	EXPECT_EQ(foll, lab_foll_pins()) TH_LOG("the keeper's close released everything");
+	close(sv[0]);
+	close(sv[1]);
+	munmap(pinned, LAB_PAGE);
 }
 
 /*

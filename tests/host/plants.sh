@@ -75,6 +75,7 @@ drivers=(
 	"dmaleak|dma.c|plant: the bounce buffer leaked|a DMA request's bounce buffer never freed"
 	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
 	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
+	"refuse3|main.c|plant: one pin in three refused|one pin in three that it would grant refused (ENOMEM)"
 )
 declare -A mfile mmarker mwhat
 for d in "${drivers[@]}"; do
@@ -976,7 +977,9 @@ sec_driver() {
 	d_boot dmaleak -- pindma_leak_test:thousand_cycles_leak_nothing
 	d_verdict dmaleak pindma_leak_test "kmalloc-4k grew by" "pindma_leak_test's DMA cycles (the kmalloc caches in /proc/slabinfo)"
 	d_boot refuse8 VM_SMP=2 -- fuzz_test
-	d_verdict refuse8 fuzz_test "fewer than the floor" "fuzz_test (its floors of checks made)"
+	d_verdict refuse8 fuzz_test "below the floor of 95%" "fuzz_test (its floor on the share of pins granted)"
+	d_boot refuse3 VM_SMP=2 -- fuzz_test
+	d_verdict refuse3 fuzz_test "below the floor of 95%" "fuzz_test (its floor on the share of pins granted)"
 }
 
 # The boots' sections side by side, longest first (vm/run's VM_SLOTS bounds how many guests run at

@@ -54,14 +54,27 @@ FIXTURE_TEARDOWN(trip)
 	munmap(self->buf, SIZE);
 }
 
+/* The address in edu's own space of its DMA buffer (QEMU's edu: 0x40000, 4 KiB). */
+#define EDU_BUF 0x40000ULL
+
+static uint64_t bus_addr(const char *p)
+{
+	return (lab_pfn(p) << 12) + ((uintptr_t)p & (LAB_PAGE - 1));
+}
+
 /*
  * What the edu device did, by evidence the driver does not write: the kernel's count of edu's
  * interrupts (one per transfer: two per chunk, RAM to its buffer and back) since irqs, none for
- * the CPU engine; and, after a device write, edu's own DMA registers, read from its BAR, holding
- * the last chunk's destination: the page's bus address (pagemap's PFN; 64-bit edu: no bounce).
+ * the CPU engine; and edu's own DMA registers, read from its BAR, holding its last transfer (the
+ * last chunk's second). After a device write (last: the last chunk's first byte) that moved
+ * last_len bytes out of edu's buffer into the page (its bus address: pagemap's PFN; 64-bit edu,
+ * no bounce). After a device read the page went into edu's buffer first, and the buffer's
+ * last_len bytes then to the kernel's end of the copy, which is none of the test's pages (last:
+ * its first page): a driver that reads with the CPU and raises edu's interrupt by hand leaves
+ * the registers of the transfer before.
  */
 static void edu_moved(struct __test_metadata *_metadata, uint32_t engine, long long irqs,
-		      int chunks, const char *last_dst, uint64_t last_len)
+		      int chunks, bool write, const char *last, uint64_t last_len)
 {
 	uint64_t src, dst, count;
 
@@ -70,12 +83,19 @@ static void edu_moved(struct __test_metadata *_metadata, uint32_t engine, long l
 		return;
 	}
 	EXPECT_EQ(irqs + 2 * chunks, lab_edu_irqs()) TH_LOG("edu's interrupts, %d chunks", chunks);
-	if (!last_dst)
-		return;
 	ASSERT_EQ(0, lab_edu_dma_regs(&src, &dst, &count));
-	EXPECT_EQ((lab_pfn(last_dst) << 12) + ((uintptr_t)last_dst & (LAB_PAGE - 1)), dst)
-		TH_LOG("edu's last destination is not the page it wrote");
-	EXPECT_EQ(last_len, count);
+	EXPECT_EQ(EDU_BUF, src) TH_LOG("edu's last transfer after a device %s was not out of its "
+				       "buffer", write ? "write" : "read");
+	EXPECT_EQ(last_len, count) TH_LOG("edu's last transfer after a device %s moved %llu bytes",
+					  write ? "write" : "read", (unsigned long long)count);
+	if (write) {
+		EXPECT_EQ(bus_addr(last), dst) TH_LOG("edu's last destination is not the page it wrote");
+		return;
+	}
+	for (int i = 0; i < NPAGES; i++) {
+		EXPECT_NE(bus_addr(last + i * LAB_PAGE) & ~(LAB_PAGE - 1), dst & ~(LAB_PAGE - 1))
+			TH_LOG("edu's last transfer after a device read went into page %d", i);
+	}
 }
 
 /* Pin, check PFNs against pagemap, let the device write and read across a page boundary. */
@@ -101,7 +121,7 @@ TEST_F(trip, round_trip_across_pages)
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_WRITE, h, 2 * LAB_PAGE - 150, out, 300,
 				&engine));
 	EXPECT_EQ(variant->engine, engine);
-	edu_moved(_metadata, variant->engine, irqs, 2, self->buf + 2 * LAB_PAGE, 150);
+	edu_moved(_metadata, variant->engine, irqs, 2, true, self->buf + 2 * LAB_PAGE, 150);
 	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE - 150, out, 300));
 	EXPECT_EQ((char)((2 * LAB_PAGE - 151) * 7 + 1), self->buf[2 * LAB_PAGE - 151]);
 	EXPECT_EQ((char)((2 * LAB_PAGE + 150) * 7 + 1), self->buf[2 * LAB_PAGE + 150]);
@@ -111,7 +131,8 @@ TEST_F(trip, round_trip_across_pages)
 	irqs = lab_edu_irqs();
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 3 * LAB_PAGE - 110, in, 220,
 				&engine));
-	edu_moved(_metadata, variant->engine, irqs, 2, NULL, 0);
+	/* Chunks of 110 bytes each side of the page boundary. */
+	edu_moved(_metadata, variant->engine, irqs, 2, false, self->buf, 110);
 	EXPECT_EQ((char)((3 * LAB_PAGE - 110) * 7 + 1), in[0]);
 	for (int i = 10; i < 210; i++) {
 		if (in[i] != 'c')
@@ -137,14 +158,14 @@ TEST_F(trip, whole_page_transfer)
 				&engine));
 	EXPECT_EQ(0, memcmp(self->buf + LAB_PAGE, page, LAB_PAGE));
 	/* edu's chunks: 4095 bytes, then the page's last byte. */
-	edu_moved(_metadata, variant->engine, irqs, 2, self->buf + 2 * LAB_PAGE - 1, 1);
+	edu_moved(_metadata, variant->engine, irqs, 2, true, self->buf + 2 * LAB_PAGE - 1, 1);
 	/* And the device reads a whole page back. */
 	memset(self->buf + 2 * LAB_PAGE, 'r', LAB_PAGE);
 	memset(page, 0, LAB_PAGE);
 	irqs = lab_edu_irqs();
 	ASSERT_EQ(0, pindma_dma(self->fd, PINDMA_IOC_DMA_READ, h, 2 * LAB_PAGE, page, LAB_PAGE,
 				&engine));
-	edu_moved(_metadata, variant->engine, irqs, 2, NULL, 0);
+	edu_moved(_metadata, variant->engine, irqs, 2, false, self->buf, 1);
 	EXPECT_EQ(0, memcmp(self->buf + 2 * LAB_PAGE, page, LAB_PAGE));
 	EXPECT_EQ(0, pindma_unpin(self->fd, h));
 	free(page);

@@ -11,7 +11,7 @@
  *
  * BITS is the device's address width. Anonymous memory is touched until up to 4 pages beyond
  * BITS and up to 4 within it are found (by pagemap), each pinned alone; for each, the device
- * reads 1000 bytes at an odd offset (DMA_READ) and, unless --read-only, writes 1000 bytes at
+ * reads 999 bytes at an odd offset (DMA_READ) and, unless --read-only, writes 1000 bytes at
  * another (DMA_WRITE). A transfer is right when the bytes match, the rest of the page stays as it
  * was, and what the kernel and the device report shows the device moved them (transfer()),
  * refused when pindma answers ENXIO and the device moved nothing. --read-only is for a driver whose mask is wrong:
@@ -44,8 +44,12 @@
 #define WITHIN_SEARCH (256UL << 20)
 #define CHUNK 1024	/* pages touched, then looked up in pagemap, at a time */
 #define LEN 1000
+/* A read one byte shorter: edu's count register tells a read's last transfer from a write's. */
+#define READ_LEN (LEN - 1)
 #define READ_OFF 123
 #define WRITE_OFF 2001
+/* The address in edu's own space of its DMA buffer (QEMU's edu: 0x40000, 4 KiB). */
+#define EDU_BUF 0x40000
 
 enum outcome { RIGHT, WRONG, REFUSED, FAILED, NOUTCOMES };
 
@@ -101,11 +105,11 @@ static enum outcome transfer_once(int fd, uint32_t h, char *p, uint64_t pfn, boo
 		p[i] = (char)pattern(pfn, i);
 	if (!write) {
 		memset(got, 0, sizeof(got));
-		ret = pindma_dma(fd, PINDMA_IOC_DMA_READ, h, READ_OFF, got, LEN, &engine);
+		ret = pindma_dma(fd, PINDMA_IOC_DMA_READ, h, READ_OFF, got, READ_LEN, &engine);
 		if (ret)
 			return ret == -ENXIO ? REFUSED :
 			       (fprintf(stderr, "edu_mask_check: DMA_READ: %s\n", strerror(-ret)), FAILED);
-		return memcmp(got, p + READ_OFF, LEN) ? WRONG : RIGHT;
+		return memcmp(got, p + READ_OFF, READ_LEN) ? WRONG : RIGHT;
 	}
 	for (unsigned int i = 0; i < LEN; i++)
 		src[i] = (unsigned char)~pattern(pfn, i);
@@ -126,12 +130,14 @@ static enum outcome transfer_once(int fd, uint32_t h, char *p, uint64_t pfn, boo
 
 /*
  * A transfer the device made: two interrupts (to its buffer and back), bounced when the page lies
- * beyond pindma's dma_bits, and a device write otherwise aimed at the page itself (edu's
- * destination register). A refused one: refused before the device moved anything.
+ * beyond pindma's dma_bits, and edu's registers holding the second: READ_LEN bytes out of its
+ * buffer after a device read (the page went into the buffer first; the second goes to the
+ * kernel's end of the copy, not to the page), a device write otherwise aimed at the page itself
+ * (edu's destination register). A refused one: refused before the device moved anything.
  */
 static enum outcome transfer(int fd, uint32_t h, char *p, uint64_t pfn, bool write)
 {
-	uint64_t phys = pfn * LAB_PAGE + (write ? WRITE_OFF : READ_OFF), src, dst, count;
+	uint64_t phys = pfn * LAB_PAGE + (write ? WRITE_OFF : READ_OFF), src = 0, dst = 0, count = 0;
 	long long irqs = lab_edu_irqs(), made;
 	enum outcome o;
 	bool bounced;
@@ -154,6 +160,14 @@ static enum outcome transfer(int fd, uint32_t h, char *p, uint64_t pfn, bool wri
 	if (pfn >> (mask_bits - 12) && !bounced) {
 		fprintf(stderr, "edu_mask_check: right bytes beyond %u bits, but no swiotlb bounce "
 			"of %#llx was traced\n", mask_bits, (unsigned long long)phys);
+		return WRONG;
+	}
+	if (!write && (lab_edu_dma_regs(&src, &dst, &count) || src != EDU_BUF ||
+		       count != READ_LEN || dst >> 12 == pfn)) {
+		fprintf(stderr, "edu_mask_check: right bytes read, but edu's last transfer moved %llu "
+			"bytes from %#llx to %#llx, not %u out of its buffer: the device did not read "
+			"them\n", (unsigned long long)count, (unsigned long long)src,
+			(unsigned long long)dst, READ_LEN);
 		return WRONG;
 	}
 	if (write && !(pfn >> (mask_bits - 12)) && !bounced &&

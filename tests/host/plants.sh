@@ -69,6 +69,7 @@ fi
 # NAME|file|a marker the planted file must hold|what
 drivers=(
 	"edu_cpu|edu.c|plant: the CPU copies|pindma_edu_copy() copying with the CPU and counting two edu transfers"
+	"edu_cpu_read|edu.c|plant: the CPU reads|a device read served by the CPU, edu's interrupt raised by hand twice"
 	"longterm|pin.c|plant: no FOLL_LONGTERM|PIN_LONGTERM pinning without FOLL_LONGTERM"
 	"leak|pin.c|plant: h->pages leaked|a handle's page array never freed"
 	"handleleak|pin.c|plant: the handle leaked|a released handle itself never freed (72 bytes a pin)"
@@ -246,10 +247,11 @@ fi
 # and signals need no boot: host/vmrun.sh checks them with a stand-in for QEMU.
 others=6
 # The driver plants' guards: the edu plant turns three red (pindma_trip_test, rows_test's edu rows,
-# edu_mask_check), the edu lock plant two (guest/run-tests' timeout and the kselftest runner's), the
-# others one each; and a knob left changed under the kselftest runner, in the edu lock's boot.
+# edu_mask_check), its read variant two (pindma_trip_test, edu_mask_check), the edu lock plant two
+# (guest/run-tests' timeout and the kselftest runner's), the others one each; and a knob left
+# changed under the kselftest runner, in the edu lock's boot.
 total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + 2 * debug +
-	${#drivers[@]} + 4))
+	${#drivers[@]} + 5))
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
 # line it must no longer hold.
@@ -958,16 +960,23 @@ sec_driver() {
 	d_boot edu_cpu -- pindma_trip_test rows_test:dontfork_demo
 	d_verdict edu_cpu pindma_trip_test "edu's interrupts, 2 chunks" "pindma_trip_test (the kernel's count of edu's interrupts)"
 	d_verdict edu_cpu rows_test "the kernel counted 6 interrupts of edu's" "rows_test's edu rows (the kernel's count of edu's interrupts)"
-	# edu_mask_check on the same planted module, as dma_mask runs it (a 64-bit edu).
-	local ok=0
-	# shellcheck disable=SC2016 # the guest's shell expands it
-	VM_KMODS=lab "$top/vm/run" --name plant-driver-edu-mask --add "$module:/lab/modules/pindma.ko" -- \
-		sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; exec /lab/bin/edu_mask_check 12' \
-		>"$plants/driver-edu-mask.out" 2>&1 || rc=$?
-	grep -aq '^pindma loaded: plant-edu_cpu' "$build/logs/plant-driver-edu-mask.log" &&
-		grep -aq 'right bytes, but the kernel counted 0 edu interrupts' "$build/logs/plant-driver-edu-mask.log" && ok=1
-	verdict "${mwhat[edu_cpu]} turns edu_mask_check red (dma_mask's guard: the kernel's count of edu's interrupts)" "$ok" \
-		"$([[ $ok == 1 ]] || echo "status $rc; see $build/logs/plant-driver-edu-mask.log")"
+	# edu_mask_check on the planted module d_boot last built, as dma_mask runs it (a 64-bit edu).
+	# d_mask NAME TEXT GUARD
+	d_mask() {
+		local ok=0 log=$build/logs/plant-driver-$1-mask.log
+		rc=0
+		# shellcheck disable=SC2016 # the guest's shell expands it
+		VM_KMODS=lab "$top/vm/run" --name "plant-driver-$1-mask" --add "$module:/lab/modules/pindma.ko" -- \
+			sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; exec /lab/bin/edu_mask_check 12' \
+			>"$plants/driver-$1-mask.out" 2>&1 || rc=$?
+		grep -aq "^pindma loaded: plant-$1\b" "$log" && grep -aqF -- "$2" "$log" && ok=1
+		verdict "${mwhat[$1]} turns edu_mask_check red (dma_mask's guard: $3)" "$ok" \
+			"$([[ $ok == 1 ]] || echo "status $rc; see $log")"
+	}
+	d_mask edu_cpu 'right bytes, but the kernel counted 0 edu interrupts' "the kernel's count of edu's interrupts"
+	d_boot edu_cpu_read -- pindma_trip_test
+	d_verdict edu_cpu_read pindma_trip_test "edu's last transfer after a device read" "pindma_trip_test (edu's DMA registers)"
+	d_mask edu_cpu_read "right bytes read, but edu's last transfer moved" "edu's DMA registers"
 	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test
 	d_verdict longterm longterm_test "the pinned page stayed at" "longterm_test (the page's zone by pagemap and zoneinfo)"
 	d_boot leak -- pindma_leak_test:thousand_pins_leave_no_slab

@@ -983,7 +983,7 @@ sec_driver() {
 	d_verdict leak pindma_leak_test "kmalloc-512 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
 	d_boot handleleak -- pindma_leak_test:thousand_pins_leave_no_slab
 	d_verdict handleleak pindma_leak_test "kmalloc-96 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
-	d_boot dmaleak -- pindma_leak_test:thousand_cycles_leak_nothing
+	d_boot dmaleak -- pindma_leak_test:thousand_dma_cycles_leave_no_slab
 	d_verdict dmaleak pindma_leak_test "kmalloc-4k grew by" "pindma_leak_test's DMA cycles (the kmalloc caches in /proc/slabinfo)"
 	d_boot refuse8 VM_SMP=2 -- fuzz_test
 	d_verdict refuse8 fuzz_test "below the floor of 95%" "fuzz_test (its floor on the share of pins granted)"

@@ -71,13 +71,24 @@ drivers=(
 	"edu_cpu|edu.c|plant: the CPU copies|pindma_edu_copy() copying with the CPU and counting two edu transfers"
 	"edu_cpu_read|edu.c|plant: the CPU reads|a device read served by the CPU, edu's interrupt raised by hand twice"
 	"longterm|pin.c|plant: no FOLL_LONGTERM|PIN_LONGTERM pinning without FOLL_LONGTERM"
-	"leak|pin.c|plant: h->pages leaked|a handle's page array never freed"
-	"handleleak|pin.c|plant: the handle leaked|a released handle itself never freed (72 bytes a pin)"
-	"dmaleak|dma.c|plant: the bounce buffer leaked|a DMA request's bounce buffer never freed"
 	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
 	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
 	"refuse3|main.c|plant: one pin in three refused|one pin in three that it would grant refused (ENOMEM)"
 )
+# The kernel memory leaks are seen object by object in /proc/slabinfo, which SLUB keeps only with
+# SLUB_DEBUG (6.12's tinyconfig base selects SLUB_TINY, which leaves it out; pindma_leak_test's
+# slab cases skip there, listed): planted only where the guard can see them.
+slabinfo=0
+if grep -qx CONFIG_SLUB_DEBUG=y "$tree/.config"; then
+	slabinfo=1
+	drivers+=(
+		"leak|pin.c|plant: h->pages leaked|a handle's page array never freed"
+		"handleleak|pin.c|plant: the handle leaked|a released handle itself never freed (72 bytes a pin)"
+		"dmaleak|dma.c|plant: the bounce buffer leaked|a DMA request's bounce buffer never freed"
+	)
+else
+	echo "# the slab leak plants need /proc/slabinfo (CONFIG_SLUB_DEBUG), which this kernel lacks"
+fi
 declare -A mfile mmarker mwhat
 for d in "${drivers[@]}"; do
 	IFS='|' read -r name f marker what <<<"$d"
@@ -979,12 +990,14 @@ sec_driver() {
 	d_mask edu_cpu_read "right bytes read, but edu's last transfer moved" "edu's DMA registers"
 	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test
 	d_verdict longterm longterm_test "the pinned page stayed at" "longterm_test (the page's zone by pagemap and zoneinfo)"
-	d_boot leak -- pindma_leak_test:thousand_pins_leave_no_slab
-	d_verdict leak pindma_leak_test "kmalloc-512 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
-	d_boot handleleak -- pindma_leak_test:thousand_pins_leave_no_slab
-	d_verdict handleleak pindma_leak_test "kmalloc-96 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
-	d_boot dmaleak -- pindma_leak_test:thousand_dma_cycles_leave_no_slab
-	d_verdict dmaleak pindma_leak_test "kmalloc-4k grew by" "pindma_leak_test's DMA cycles (the kmalloc caches in /proc/slabinfo)"
+	if [[ $slabinfo == 1 ]]; then
+		d_boot leak -- pindma_leak_test:thousand_pins_leave_no_slab
+		d_verdict leak pindma_leak_test "kmalloc-512 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
+		d_boot handleleak -- pindma_leak_test:thousand_pins_leave_no_slab
+		d_verdict handleleak pindma_leak_test "kmalloc-96 grew by" "pindma_leak_test (the kmalloc caches in /proc/slabinfo)"
+		d_boot dmaleak -- pindma_leak_test:thousand_dma_cycles_leave_no_slab
+		d_verdict dmaleak pindma_leak_test "kmalloc-4k grew by" "pindma_leak_test's DMA cycles (the kmalloc caches in /proc/slabinfo)"
+	fi
 	d_boot refuse8 VM_SMP=2 -- fuzz_test
 	d_verdict refuse8 fuzz_test "below the floor of 95%" "fuzz_test (its floor on the share of pins granted)"
 	d_boot refuse3 VM_SMP=2 -- fuzz_test

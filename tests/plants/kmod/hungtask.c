@@ -11,7 +11,7 @@
 static int __init plant_hungtask_init(void)
 {
 	pr_info("dontfork-lab plant: sleeping uninterruptibly until a hung task is reported\n");
-	plant_watch("blocked for more than");
+	plant_watch("plant_hungtask_init");
 	wait_event_timeout(plant_seen_wq, plant_watched(), PLANT_WATCH_MAX);
 	plant_unwatch();
 	return 0;

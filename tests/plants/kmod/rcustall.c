@@ -21,7 +21,7 @@ static int __init plant_rcustall_init(void)
 	unsigned long end = jiffies + PLANT_WATCH_MAX;
 
 	pr_info("dontfork-lab plant: holding a grace period off until a stall is reported\n");
-	plant_watch("detected stall");
+	plant_watch("plant_rcustall_init");
 	start_poll_synchronize_rcu();
 	preempt_disable();
 	while (!plant_watched() && time_before(jiffies, end)) {

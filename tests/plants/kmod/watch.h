@@ -2,10 +2,14 @@
 /*
  * A plant's gate on the report it causes: a console of the plant's own (enabled without matching
  * the command line, as netconsole's is) sees every line the kernel prints to its consoles, and
- * marks the one holding the plant's needle. The plant keeps its fault up until the kernel has
- * reported it, however slowly the host runs the guest, not for a number of seconds; a bound far
- * past any report (PLANT_WATCH_MAX) only keeps a detector that never reports from hanging the boot,
- * and the run then fails on the report's absence.
+ * marks the one holding the plant's needle: where another task or CPU takes the stack after the
+ * report's header (an RCU stall, a workqueue lockup, a hung task), the plant's own function,
+ * which only that stack names, so that the plant is not let go before it; where the report's own
+ * CPU prints it all from an interrupt the plant cannot leave (a soft lockup), the header. The
+ * plant keeps its fault up until the kernel has reported it, however slowly the host runs the
+ * guest, not for a number of seconds; a bound far past any report (PLANT_WATCH_MAX) only keeps a
+ * detector that never reports from hanging the boot, and the run then fails on the report's
+ * absence.
  */
 #ifndef PLANT_WATCH_H
 #define PLANT_WATCH_H

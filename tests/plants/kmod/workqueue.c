@@ -40,7 +40,7 @@ static int __init plant_workqueue_init(void)
 
 	pr_info("dontfork-lab plant: a work item running on CPU %d until a lockup is reported\n",
 		cpu);
-	plant_watch("workqueue lockup");
+	plant_watch("plant_workqueue_spin");
 	queue_work_on(cpu, system_wq, &plant_spin);
 	queue_work_on(cpu, system_wq, &plant_behind);
 	if (wait_for_completion_killable(&plant_done)) {

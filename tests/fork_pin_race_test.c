@@ -91,6 +91,15 @@ FIXTURE_TEARDOWN(race)
 	close(self->r.gup_fd);
 }
 
+/*
+ * The race's oracle is DEBUG_VM's check of pinned pages (a BUG or WARN in the console): compiled
+ * out, the race could pass whatever fork did, so it runs only where it can fail; checked first, so
+ * that a run of every program in one boot (a test farm's) skips here rather than failing on the
+ * first case's fresh-boot check.
+ */
+#define NEEDS_DEBUG_VM() LAB_NEEDS(lab_kernel_debug_vm(), "DEBUG_VM is compiled out (no dump_mm " \
+	"in /proc/kallsyms): its check is this race's oracle; make test FLAVOUR=debug runs it")
+
 /* Fork FORKS times, the parent writing a page after each; the switch turned on before fork on_at. */
 static void fork_loop(struct __test_metadata *_metadata, struct race *r, int on_at)
 {
@@ -98,12 +107,6 @@ static void fork_loop(struct __test_metadata *_metadata, struct race *r, int on_
 	int bad_children = 0;
 	pthread_t t;
 
-	/*
-	 * Its oracle is DEBUG_VM's check of pinned pages (a BUG or WARN in the console): compiled
-	 * out, the race could pass whatever fork did, so it runs only where it can fail.
-	 */
-	LAB_NEEDS(lab_kernel_debug_vm(), "DEBUG_VM is compiled out (no dump_mm in /proc/kallsyms): "
-		  "its check is this race's oracle; make test FLAVOUR=debug runs it");
 	LAB_NEEDS_CPUS(2);
 	ASSERT_EQ(0, pthread_create(&t, NULL, pinner, r));
 	for (int i = 0; i < FORKS; i++) {
@@ -141,6 +144,7 @@ static void fork_loop(struct __test_metadata *_metadata, struct race *r, int on_
 TEST_F_TIMEOUT(race, gup_fast_pins_while_the_switch_first_comes_on, 600)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+	NEEDS_DEBUG_VM();
 	ASSERT_EQ(0, lab_read_int("/proc/sys/kernel/tainted") & (1 << 6))
 		TH_LOG("the switch was on before in this boot (kernel.tainted has U): its first "
 		       "enable can only be raced first in a fresh guest");
@@ -150,6 +154,7 @@ TEST_F_TIMEOUT(race, gup_fast_pins_while_the_switch_first_comes_on, 600)
 TEST_F_TIMEOUT(race, gup_fast_pins_while_fork_shares_them, 600)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+	NEEDS_DEBUG_VM();
 	fork_loop(_metadata, &self->r, 0);
 }
 

@@ -87,6 +87,9 @@ TEST_F(movable, longterm_pin_migrates_the_page_out_of_the_movable_zone)
 	uint64_t before = lab_pfn(p), after;
 	uint32_t h;
 
+	/* 6.1's harness runs the body after a skip in the setup: skip here too. */
+	LAB_NEEDS(self->end, "no Movable zone: the guest was booted without movablecore=");
+
 	ASSERT_EQ(0, pindma_pin(self->fd, p, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE,
 				&h));
 	after = lab_pfn(p);
@@ -107,6 +110,9 @@ TEST_F(movable, short_hold_leaves_the_page_in_the_movable_zone)
 	char *p = self->buf + self->page[1] * LAB_PAGE;
 	uint64_t before = lab_pfn(p);
 	uint32_t h;
+
+	/* 6.1's harness runs the body after a skip in the setup: skip here too. */
+	LAB_NEEDS(self->end, "no Movable zone: the guest was booted without movablecore=");
 
 	ASSERT_EQ(0, pindma_pin(self->fd, p, LAB_PAGE, PINDMA_MODE_GUP, PINDMA_PIN_WRITE, &h));
 	EXPECT_EQ(before, lab_pfn(p));

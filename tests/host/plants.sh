@@ -79,7 +79,7 @@ drivers=(
 # SLUB_DEBUG (6.12's tinyconfig base selects SLUB_TINY, which leaves it out; pindma_leak_test's
 # slab cases skip there, listed): planted only where the guard can see them.
 slabinfo=0
-if grep -qx CONFIG_SLUB_DEBUG=y "$tree/.config"; then
+if grep -qx CONFIG_SLUB_DEBUG=y "$tree/.config" && ! grep -qx CONFIG_KASAN=y "$tree/.config"; then
 	slabinfo=1
 	drivers+=(
 		"leak|pin.c|plant: h->pages leaked|a handle's page array never freed"
@@ -87,7 +87,7 @@ if grep -qx CONFIG_SLUB_DEBUG=y "$tree/.config"; then
 		"dmaleak|dma.c|plant: the bounce buffer leaked|a DMA request's bounce buffer never freed"
 	)
 else
-	echo "# the slab leak plants need /proc/slabinfo (CONFIG_SLUB_DEBUG), which this kernel lacks"
+	echo "# the slab leak plants need /proc/slabinfo (CONFIG_SLUB_DEBUG) and no KASAN quarantine"
 fi
 declare -A mfile mmarker mwhat
 for d in "${drivers[@]}"; do

@@ -69,6 +69,23 @@ TEST(referenced_pages_oracle_sees_a_held_gup_pin)
 	munmap(buf, SIZE);
 }
 
+/* One pin/DMA/unpin cycle, its mode alternating with i: 0, or -1. */
+static int cycle(int fd, char *buf, int i)
+{
+	uint32_t mode = i & 1 ? PINDMA_MODE_GUP : PINDMA_MODE_PIN_LONGTERM;
+	uint32_t engine = PINDMA_ENGINE_CPU, h;
+	char b[64] = "cycle";
+
+	if (pindma_pin(fd, buf, SIZE, mode, PINDMA_PIN_WRITE, &h))
+		return -1;
+	if (pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, i % SIZE, b, 32, &engine) ||
+	    pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 77, b, 64, &engine)) {
+		pindma_unpin(fd, h);
+		return -1;
+	}
+	return pindma_unpin(fd, h);
+}
+
 /*
  * 1000 pin/DMA/unpin cycles on the same pages leave nothing behind. A reference leaked per
  * cycle would pin those 4 pages, 16 KiB, which MemFree cannot tell from noise: the oracles are
@@ -82,25 +99,16 @@ TEST(thousand_cycles_leak_nothing)
 	int fd = pindma_open();
 	struct pindma_info before;
 	long vmpin, pins = lab_foll_pins();
-	char b[64] = "cycle";
-	uint32_t engine = PINDMA_ENGINE_CPU, h;
 
 	ASSERT_LE(0, fd);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, SIZE);
 	/* One cycle first: the caches' slabs for what a cycle allocates exist before the count. */
-	ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h));
-	ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, 0, b, 32, &engine));
-	ASSERT_EQ(0, pindma_unpin(fd, h));
+	ASSERT_EQ(0, cycle(fd, buf, 0));
 	before = info(fd);
 	vmpin = lab_status_kb("VmPin");
 	for (int i = 0; i < CYCLES; i++) {
-		uint32_t mode = i & 1 ? PINDMA_MODE_GUP : PINDMA_MODE_PIN_LONGTERM;
-
-		ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, mode, PINDMA_PIN_WRITE, &h));
-		ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, i % SIZE, b, 32, &engine));
-		ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 77, b, 64, &engine));
-		ASSERT_EQ(0, pindma_unpin(fd, h));
+		ASSERT_EQ(0, cycle(fd, buf, i)) TH_LOG("cycle %d", i);
 	}
 	EXPECT_EQ(pins, lab_foll_pins());
 	EXPECT_EQ(0, lab_referenced_pages(buf, SIZE));
@@ -133,26 +141,17 @@ TEST(thousand_dma_cycles_leave_no_slab)
 {
 	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = pindma_open();
-	char b[64] = "cycle";
 	struct lab_slabs slabs;
-	uint32_t engine = PINDMA_ENGINE_CPU, h;
 
 	NEEDS_SLABINFO();
 	ASSERT_LE(0, fd);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, SIZE);
 	/* One cycle first: the caches' slabs for what a cycle allocates exist before the count. */
-	ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h));
-	ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, 0, b, 32, &engine));
-	ASSERT_EQ(0, pindma_unpin(fd, h));
+	ASSERT_EQ(0, cycle(fd, buf, 0));
 	ASSERT_EQ(0, lab_kmalloc_slabs(&slabs)) TH_LOG("reading /proc/slabinfo");
 	for (int i = 0; i < CYCLES; i++) {
-		uint32_t mode = i & 1 ? PINDMA_MODE_GUP : PINDMA_MODE_PIN_LONGTERM;
-
-		ASSERT_EQ(0, pindma_pin(fd, buf, SIZE, mode, PINDMA_PIN_WRITE, &h));
-		ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_WRITE, h, i % SIZE, b, 32, &engine));
-		ASSERT_EQ(0, pindma_dma(fd, PINDMA_IOC_DMA_READ, h, 77, b, 64, &engine));
-		ASSERT_EQ(0, pindma_unpin(fd, h));
+		ASSERT_EQ(0, cycle(fd, buf, i)) TH_LOG("cycle %d", i);
 	}
 	EXPECT_NO_KMALLOC_GROWTH(slabs, "pin/DMA/unpin cycles");
 	close(fd);

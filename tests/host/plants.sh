@@ -263,6 +263,31 @@ others=6
 # changed under the kselftest runner, in the edu lock's boot.
 total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 2 + ${#kplants[@]} + 2 * debug +
 	${#drivers[@]} + 5))
+sections="crash kernels console programs runall vmlog detectors driver hang"
+# The debug kernel plants what only it can catch: its detectors' console reports (lockdep, list
+# corruption, KASAN, UBSAN), kmemleak and lockdep after the suite, the switch left on, GUP-fast's
+# DEBUG_VM check. Every other guard (the judge, vm/run, run-all, the runner, the driver's tests,
+# 0001's fadvise) is the same code whatever the kernel's flavour, and its plants run on the normal
+# flavour, which make test runs first in CI (.ci/run); on the debug kernel, one guest at a time,
+# they took half an hour. PLANTS=all runs them all here too.
+if [[ $debug == 1 && ${PLANTS:-} != all ]]; then
+	echo "# the debug kernel's own plants only; the others run on the normal flavour (PLANTS=all: all here)"
+	keep=()
+	for c in "${consoles[@]}"; do
+		case $c in lockdep\|* | listcorrupt\|* | kasan\|* | ubsan\|*) keep+=("$c") ;; esac
+	done
+	consoles=("${keep[@]}")
+	killers=""
+	keep=()
+	for k in "${kplants[@]}"; do
+		[[ $k != gup_fast_* ]] || keep+=("$k")
+	done
+	kplants=("${keep[@]}")
+	ktaps=() programs=() drivers=()
+	sections="console kernels detectors"
+	# The console boot's plants and its bad page, the GUP-fast boots, the detectors' three.
+	total=$((${#consoles[@]} + 1 + ${#kplants[@]} + 3))
+fi
 
 # Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
 # line it must no longer hold.
@@ -1019,12 +1044,13 @@ for k in "${kplants[@]}"; do
 done
 in_section=1
 declare -A pid=()
-for s in crash kernels console programs runall vmlog detectors driver hang; do
+for s in $sections; do
 	sec_"$s" >"$plants/sec-$s.tap" 2>"$plants/sec-$s.err" &
 	pid[$s]=$!
 done
 n0=$n
 for s in programs console vmlog runall kernels crash detectors driver hang; do
+	[[ " $sections " == *" $s "* ]] || continue
 	st=0
 	wait "${pid[$s]}" || st=$?
 	cat "$plants/sec-$s.err" >&2

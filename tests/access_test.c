@@ -277,18 +277,16 @@ TEST(info_asks_for_cap_sys_admin_without_an_audit)
 	ASSERT_LE(0, fd);
 	ASSERT_TRUE(write(fd, CAP_PROBE "\n", strlen(CAP_PROBE) + 1) > 0 || errno == EEXIST);
 	close(fd);
-	snprintf(inst, sizeof(inst), TRACEFS "/instances/lab-access-%d", getpid());
-	ASSERT_TRUE(!mkdir(inst, 0700) || errno == EEXIST);
+	snprintf(line, sizeof(line), "lab-access-%d", getpid());
+	ASSERT_EQ(0, lab_trace_make(inst, sizeof(inst), line));
 	ASSERT_EQ(0, lab_child_start(&c, nobody_calls_info, NULL));
 	ASSERT_EQ(0, lab_child_read(&c, &r, 1));
-	snprintf(path, sizeof(path), "%s/events/lab_access/cap_capable/filter", inst);
 	snprintf(line, sizeof(line), "common_pid == %d", c.pid);
-	ASSERT_EQ(0, lab_write_str(path, line));
-	snprintf(path, sizeof(path), "%s/events/lab_access/cap_capable/enable", inst);
-	ASSERT_EQ(0, lab_write_str(path, "1"));
+	ASSERT_EQ(0, lab_trace_set(inst, "events/lab_access/cap_capable/filter", line));
+	ASSERT_EQ(0, lab_trace_set(inst, "events/lab_access/cap_capable/enable", "1"));
 	ASSERT_EQ(0, lab_child_go(&c, 'g'));
 	ASSERT_EQ(0, lab_child_read(&c, &r, 1));
-	lab_write_str(path, "0");
+	lab_trace_set(inst, "events/lab_access/cap_capable/enable", "0");
 	ASSERT_EQ(0, lab_child_go(&c, 'x'));
 	EXPECT_EQ(0, lab_child_reap(&c));
 	snprintf(path, sizeof(path), "%s/trace", inst);
@@ -307,7 +305,7 @@ TEST(info_asks_for_cap_sys_admin_without_an_audit)
 			audited++;
 	}
 	fclose(f);
-	rmdir(inst);
+	lab_trace_remove(inst);
 	fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND);
 	if (fd >= 0 && write(fd, "-:lab_access/cap_capable\n", 25) < 0)
 		TH_LOG("the kprobe event stays defined: %s", strerror(errno));

@@ -188,6 +188,37 @@ static void pindma_holders(char *holders, size_t size)
 }
 
 /*
+ * Each process of the list (blank-separated PIDs) by its own /proc files: its name, state and
+ * parent (stat), where it sleeps (wchan) and its kernel stack, so that a hang names its place.
+ */
+static void describe_holders(const char *holders)
+{
+	char path[64], buf[2048];
+	const char *p = holders;
+	int pid, n;
+
+	while (sscanf(p, " %d%n", &pid, &n) == 1) {
+		static const char *const files[] = { "stat", "wchan", "stack" };
+
+		p += n;
+		for (unsigned int i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), "/proc/%d/%s", pid, files[i]);
+			int fd = open(path, O_RDONLY);
+			ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+			if (fd >= 0)
+				close(fd);
+			snprintf(buf + (len > 0 ? len : 0), sizeof(buf) - (len > 0 ? len : 0), "%s",
+				 len > 0 ? "" : "(unreadable)");
+			for (char *c = buf; *c; c++)
+				if (*c == '\n')
+					*c = '<';
+			ksft_print_msg("holder %d %s: %s\n", pid, files[i], buf);
+		}
+	}
+}
+
+/*
  * Until no process but this one has /dev/pindma open: a process of the tests may still be ending
  * (an orphaned child of a program killed under faults). A process's files are released before it
  * can be reaped, and with its file every pin it held, so once none is left the counts are judged
@@ -204,6 +235,7 @@ static void settle(struct __test_metadata *_metadata)
 		usleep(100 * 1000);
 	}
 	TH_LOG("after 120 s, processes with /dev/pindma open:%s", holders);
+	describe_holders(holders);
 }
 
 /* With faults off: nothing held, by the driver's count and by the kernel's own. */

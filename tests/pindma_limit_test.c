@@ -646,17 +646,14 @@ TEST(a_file_holds_max_handles_and_releases_each_in_a_hold_of_its_own)
 	EXPECT_EQ(0, pindma_pin(fd2, buf, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, 0, &h));
 	close(fd2);
 	ASSERT_EQ(0, kprobes(true));
-	snprintf(inst, sizeof(inst), TRACEFS "/instances/lab-limit-%d", getpid());
-	ASSERT_TRUE(!mkdir(inst, 0700) || errno == EEXIST);
+	snprintf(line, sizeof(line), "lab-limit-%d", getpid());
+	ASSERT_EQ(0, lab_trace_make(inst, sizeof(inst), line));
 	snprintf(line, sizeof(line), "common_pid == %d", getpid());
-	snprintf(path, sizeof(path), "%s/events/lab_limit/filter", inst);
-	ASSERT_EQ(0, lab_write_str(path, line));
-	snprintf(path, sizeof(path), "%s/buffer_size_kb", inst);
-	ASSERT_EQ(0, lab_write_str(path, "4096"));
-	snprintf(path, sizeof(path), "%s/events/lab_limit/enable", inst);
-	ASSERT_EQ(0, lab_write_str(path, "1"));
+	ASSERT_EQ(0, lab_trace_set(inst, "events/lab_limit/filter", line));
+	ASSERT_EQ(0, lab_trace_set(inst, "buffer_size_kb", "4096"));
+	ASSERT_EQ(0, lab_trace_set(inst, "events/lab_limit/enable", "1"));
 	close(fd);
-	lab_write_str(path, "0");
+	lab_trace_set(inst, "events/lab_limit/enable", "0");
 	snprintf(path, sizeof(path), "%s/trace", inst);
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
@@ -683,7 +680,7 @@ TEST(a_file_holds_max_handles_and_releases_each_in_a_hold_of_its_own)
 		most = ++run > most ? run : most;
 	}
 	fclose(f);
-	rmdir(inst);
+	lab_trace_remove(inst);
 	kprobes(false);
 	TH_LOG("%d handles erased from the table at release, in %d holds of its lock; at most %d "
 	       "in one", erased, holds, most);

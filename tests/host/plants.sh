@@ -659,10 +659,11 @@ sec_console() {
 	done
 
 	# The same boot: the kernel's bad-page report, below the console's level, is found in the whole
-	# log the guest hands over, and only there (the console never shows it).
+	# log the guest hands over, and only there (the console never shows it; KASAN's report, on the
+	# debug kernel, dumps a page of its own: "page dumped because: kasan: bad access detected").
 	if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" bad-page "* ]] && took badpage &&
 		reported 'page dumped because: PAGE_FLAGS_CHECK_AT_FREE' 'plant_badpage_init' &&
-		! grep -aqE 'page dumped because|Bad page state' "$log"; then
+		! grep -aqE 'page dumped because: PAGE_FLAGS_CHECK_AT_FREE|Bad page state' "$log"; then
 		verdict "a page freed with a flag the allocator forbids, reported below the console's level, turns the run red (vm/run: bad-page, from the whole kernel log)" 1
 	else
 		verdict "a page freed with a flag the allocator forbids, reported below the console's level, turns the run red (vm/run: bad-page, from the whole kernel log)" 0 \

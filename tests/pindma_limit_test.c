@@ -417,11 +417,17 @@ static int pin_and_pass(int sock, long *pinned)
 	return lab_send_fd(sock, fd) ? 21 : 0;
 }
 
-/* nobody, keeping every file it is handed until the test has looked. */
+/*
+ * nobody, keeping every file it is handed until the test has looked. It closes its copy of the
+ * senders' end first: once the test and its children are gone (killed under fault_test's faults),
+ * its receive then ends (a SOCK_SEQPACKET pair), and it exits with the files, rather than waiting
+ * for ever with them.
+ */
 static int keep_passed_files(struct lab_child *c, void *arg)
 {
-	int sock = *(int *)arg, fds[LOOP_CHILDREN], n;
+	int *sv = arg, sock = sv[1], fds[LOOP_CHILDREN], n;
 
+	close(sv[0]);
 	if (lab_become_nobody(0))
 		return 30;
 	for (n = 0; n < LOOP_CHILDREN; n++) {
@@ -460,9 +466,9 @@ TEST(children_with_files_of_their_own_hold_at_most_the_users_limit)
 	pinned = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, pinned);
 	*pinned = 0;
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv));
 	avail = settled_available();
-	ASSERT_EQ(0, lab_child_start(&c, keep_passed_files, &sv[1]));
+	ASSERT_EQ(0, lab_child_start(&c, keep_passed_files, sv));
 	for (int i = 0; i < LOOP_CHILDREN; i++) {
 		pid_t pid = fork();
 

@@ -246,6 +246,14 @@ int lab_wait_thread_in(pid_t tid, const char *const *fns, const volatile bool *d
 /* Where it waits for a page's writeback to end. */
 #define LAB_WAITS_FOR_WRITEBACK ((const char *const[]){ "folio_wait_writeback", NULL })
 
+/*
+ * faults.c: the calling thread's make-it-fail (fault injection's task filter) cleared around an
+ * oracle's setup. lab_faults_off(): its old value (0/1), -1 where the kernel has none or it could
+ * not be cleared; lab_faults_restore(old): 0, or -1 (EIO) when it could not be set back.
+ */
+int lab_faults_off(void);
+int lab_faults_restore(int old);
+
 /* trace.c: a tracefs instance of the caller's own, the kernel's events its oracle */
 
 /* Make the instance named name (removing a stale one); its path into inst. 0, or -1 with errno. */

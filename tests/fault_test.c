@@ -212,7 +212,7 @@ static void describe_holders(const char *holders)
 				 len > 0 ? "" : "(unreadable)");
 			for (char *c = buf; *c; c++)
 				if (*c == '\n')
-					*c = '<';
+					*c = '|';
 			ksft_print_msg("holder %d %s: %s\n", pid, files[i], buf);
 		}
 	}

@@ -597,13 +597,17 @@ static const char *const hold_probes[] = {
 	"p:lab_limit/erase __xa_erase xa=%di:x64",
 };
 
+/* The probes are the test's oracle: defined and removed without injected faults (faults.c). */
 static int kprobes(bool define)
 {
-	int fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND), ret = 0;
+	int faults = lab_faults_off(), fd, ret = 0;
 	char line[96];
 
-	if (fd < 0)
+	fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND);
+	if (fd < 0) {
+		lab_faults_restore(faults);
 		return -1;
+	}
 	for (unsigned int i = 0; i < sizeof(hold_probes) / sizeof(hold_probes[0]); i++) {
 		if (define)
 			snprintf(line, sizeof(line), "%s\n", hold_probes[i]);
@@ -614,7 +618,7 @@ static int kprobes(bool define)
 			ret = -1;
 	}
 	close(fd);
-	return ret;
+	return lab_faults_restore(faults) ? -1 : ret;
 }
 
 /* The trace's events this test reads at most: the release's locks and erases, and more. */

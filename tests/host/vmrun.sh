@@ -386,9 +386,10 @@ descendants() {
 		descendants "$c"
 	done
 }
-# stop SIG: vm/run of the stand-in (booted), started by a launcher that restores SIGINT's default
-# action (a background job of this shell would ignore it, a terminal's foreground job does not) and
-# says how vm/run ended, gets SIG once its QEMU runs: vm/run must die of it, and every process
+# stop SIG: vm/run of the stand-in (booted), started by a launcher that restores the default action
+# of SIGINT, SIGTERM and SIGHUP (a background job of this shell would ignore SIGINT, a terminal's
+# foreground job does not; make test run under nohup(1) ignores SIGHUP, which a shell started so
+# cannot trap: seen, vm/run ran on to its timeout) and says how vm/run ended, gets SIG once its QEMU runs: vm/run must die of it, and every process
 # under it just before (timeout(1), the stand-in and its sleep, the deadline's watcher, the
 # console's tail) be gone by then: vm/run waits for each, so no time is given them. A vm/run still
 # there after 60 s is a hang, not a slow host. Sets ok and diag.
@@ -398,7 +399,8 @@ stop() {
 	echo init >"$b/mode"
 	env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1 VM_SLOTS=1 \
 		VM_TIMEOUT=20 "$py" -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
 pid = os.fork()
 if not pid:
     os.execv(sys.argv[2], sys.argv[2:])

@@ -201,7 +201,7 @@ static void describe_holders(const char *holders)
 		static const char *const files[] = { "stat", "wchan", "stack" };
 
 		p += n;
-		for (unsigned int i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		for (unsigned int i = 0; i < ARRAY_SIZE(files); i++) {
 			snprintf(path, sizeof(path), "/proc/%d/%s", pid, files[i]);
 			int fd = open(path, O_RDONLY);
 			ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);

@@ -217,18 +217,9 @@ int lab_gate_remove(struct lab_gate *g)
 static ssize_t task_file(pid_t tid, const char *name, char *buf, size_t size)
 {
 	char path[64];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", tid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n >= 0)
-		buf[n] = 0;
-	return n;
+	return lab_read_file(path, buf, size);
 }
 
 ssize_t lab_thread_stack(pid_t tid, char *buf, size_t size)

@@ -29,6 +29,8 @@ long lab_status_kb(const char *field);
 long lab_meminfo_kb(const char *field);
 /* The integer at the start of a /proc or /sys file, or -1. */
 int lab_read_int(const char *path);
+/* A file's start (size - 1 bytes at most) into buf, NUL-terminated: its length, or -1. */
+ssize_t lab_read_file(const char *path, char *buf, size_t size);
 
 /*
  * A lock the guest's programs share (a file in /tmp), so that what runs side by side never changes a

@@ -122,6 +122,20 @@ long lab_meminfo_kb(const char *field)
 	return file_kb("/proc/meminfo", field);
 }
 
+ssize_t lab_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
 int lab_read_int(const char *path)
 {
 	int v = -1;

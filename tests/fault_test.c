@@ -203,13 +203,8 @@ static void describe_holders(const char *holders)
 		p += n;
 		for (unsigned int i = 0; i < ARRAY_SIZE(files); i++) {
 			snprintf(path, sizeof(path), "/proc/%d/%s", pid, files[i]);
-			int fd = open(path, O_RDONLY);
-			ssize_t len = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-			if (fd >= 0)
-				close(fd);
-			snprintf(buf + (len > 0 ? len : 0), sizeof(buf) - (len > 0 ? len : 0), "%s",
-				 len > 0 ? "" : "(unreadable)");
+			if (lab_read_file(path, buf, sizeof(buf)) <= 0)
+				snprintf(buf, sizeof(buf), "(unreadable)");
 			for (char *c = buf; *c; c++)
 				if (*c == '\n')
 					*c = '|';

@@ -202,13 +202,13 @@ consoles=(
 # lockdep first: the first taint that is not an out-of-tree module's (the WARN plant's) turns lock
 # debugging off ("Disabling lock debugging due to kernel taint"), and a lock inversion after it goes
 # unreported (seen: the debug boot's classes without lockdep).
-[[ $debug == 0 ]] || consoles=(
+debug_consoles=(
 	"lockdep|a lock inversion (lockdep)|lockdep|circular locking"
-	"${consoles[@]}"
 	"listcorrupt|a list corruption (DEBUG_LIST)|list|list_add corruption"
 	"kasan|a use-after-free (KASAN)|kasan|plant_kasan_init"
 	"ubsan|an out-of-bounds shift (UBSAN)|ubsan|shift-out-of-bounds"
 )
+[[ $debug == 0 ]] || consoles=("${debug_consoles[0]}" "${consoles[@]}" "${debug_consoles[@]:1}")
 # The reports the console check matches that every kernel can make, planted after those (their
 # fifth field: the plant's name, within the report whose line the fourth matches, in the whole
 # log). The general protection fault and the BUG() kill their insmod (killers): loaded last, after
@@ -272,15 +272,11 @@ sections="crash kernels console programs runall vmlog detectors driver hang"
 # corruption, KASAN, UBSAN), kmemleak and lockdep after the suite, the switch left on, GUP-fast's
 # DEBUG_VM check. Every other guard (the judge, vm/run, run-all, the runner, the driver's tests,
 # 0001's fadvise) is the same code whatever the kernel's flavour, and its plants run on the normal
-# flavour, which make test runs first in CI (.ci/run); on the debug kernel, one guest at a time,
-# they took half an hour. PLANTS=all runs them all here too.
+# flavour, which make test runs first in CI (.ci/run); on the debug kernel they took half an hour
+# of CI's time. PLANTS=all runs them all here too.
 if [[ $debug == 1 && ${PLANTS:-} != all ]]; then
 	echo "# the debug kernel's own plants only; the others run on the normal flavour (PLANTS=all: all here)"
-	keep=()
-	for c in "${consoles[@]}"; do
-		case $c in lockdep\|* | listcorrupt\|* | kasan\|* | ubsan\|*) keep+=("$c") ;; esac
-	done
-	consoles=("${keep[@]}")
+	consoles=("${debug_consoles[@]}")
 	killers=""
 	keep=()
 	for k in "${kplants[@]}"; do

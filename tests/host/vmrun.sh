@@ -389,10 +389,11 @@ descendants() {
 # stop SIG: vm/run of the stand-in (booted), started by a launcher that restores the default action
 # of SIGINT, SIGTERM and SIGHUP (a background job of this shell would ignore SIGINT, a terminal's
 # foreground job does not; make test run under nohup(1) ignores SIGHUP, which a shell started so
-# cannot trap: seen, vm/run ran on to its timeout) and says how vm/run ended, gets SIG once its QEMU runs: vm/run must die of it, and every process
-# under it just before (timeout(1), the stand-in and its sleep, the deadline's watcher, the
-# console's tail) be gone by then: vm/run waits for each, so no time is given them. A vm/run still
-# there after 60 s is a hang, not a slow host. Sets ok and diag.
+# cannot trap: seen, vm/run ran on to its timeout) and says how vm/run ended, gets SIG once its
+# QEMU runs: vm/run must die of it, and every process under it just before (timeout(1), the
+# stand-in and its sleep, the deadline's watcher, the console's tail) be gone by then: vm/run waits
+# for each, so no time is given them. A vm/run still there after 60 s is a hang, not a slow host.
+# Sets ok and diag.
 stop() {
 	local i pid="" vmrun="" tree st left=""
 	rm -f "$b/pid" "$b/stop-$1.how"

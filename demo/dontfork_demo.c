@@ -7,11 +7,8 @@
  * kernel made, from the kernel itself (rows/why.c). Options and exit status: rows/main.c.
  */
 #include "row.h"
-#include "why.h"
 
 int main(int argc, char **argv)
 {
-	/* Every row records the kernel's own view of its pages (--no-why plays without). */
-	rows_why = true;
 	return rows_main(argc, argv, "dontfork_demo", 1u << FAM_PINDMA);
 }

@@ -82,8 +82,21 @@ static void fadvise_line(FILE *f, unsigned int i, const struct record *rec)
 		record_status_name(rec->status));
 }
 
+static const struct field fadvise_fields[] = {
+	OBS_FIELD(fadvise, F_I64, dirty_before), OBS_FIELD(fadvise, F_I64, wb_before),
+	OBS_FIELD(fadvise, F_I64, dirty_kb_before), OBS_FIELD(fadvise, F_I64, dirty_held),
+	OBS_FIELD(fadvise, F_I64, wb_held), OBS_FIELD(fadvise, F_I64, dirty_kb_held),
+	OBS_FIELD(fadvise, F_I64, dirty_after), OBS_FIELD(fadvise, F_I64, wb_after),
+	OBS_FIELD(fadvise, F_BOOL, waited), OBS_FIELD(fadvise, F_I64, sectors_held),
+	OBS_FIELD(fadvise, F_I64, sectors_after),
+	{ NULL },
+};
+
 const struct row_family family_fadvise = {
 	.name = "fadvise",
+	.device = "disk",
+	.fields = fadvise_fields,
+	.play = play_fadvise,
 	.verdict = fadvise_verdict,
 	.checks = fadvise_checks,
 	.table_header = fadvise_header,

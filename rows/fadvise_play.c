@@ -184,7 +184,7 @@ static void __attribute__((destructor)) flusher_back_on(void)
 		lab_quiet_writeback(false);
 }
 
-int play_fadvise(const struct row *r, const char *engine, struct record *rec)
+int play_fadvise(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	struct fadvise_obs *o = &rec->fadvise;
 	struct lab_gate gate;
@@ -192,7 +192,7 @@ int play_fadvise(const struct row *r, const char *engine, struct record *rec)
 	int lock, fd = -1, ret = -1;
 	char *map = MAP_FAILED;
 
-	(void)engine;
+	(void)opts;
 	/* Nothing read yet: printed as "-", never as a number. */
 	o->dirty_before = o->dirty_held = o->dirty_after = -1;
 	o->wb_before = o->wb_held = o->wb_after = -1;

@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The family registry: one entry per family, each defined in its family file (rows/<family>.c).
+ * The family registry, made from ROW_FAMILIES (row.h): each entry is defined in its family file.
  * Apart from rows.c, so that the row table builds alone: make bisect reads the rows' names on the
  * host (vm/row-names.c) before it builds anything.
  */
 #include "row.h"
 
-extern const struct row_family family_pindma, family_vmsplice, family_iouring, family_odirect,
-	family_verbs, family_fadvise;
+#define FAMILY_DECLARE(id, name) extern const struct row_family family_##name;
+ROW_FAMILIES(FAMILY_DECLARE)
 
-const struct row_family *const families[FAM_COUNT] = {
-	[FAM_PINDMA] = &family_pindma, [FAM_VMSPLICE] = &family_vmsplice,
-	[FAM_IOURING] = &family_iouring, [FAM_ODIRECT] = &family_odirect,
-	[FAM_VERBS] = &family_verbs, [FAM_FADVISE] = &family_fadvise,
-};
+#define FAMILY_ENTRY(id, name) [FAM_##id] = &family_##name,
+const struct row_family *const families[FAM_COUNT] = { ROW_FAMILIES(FAMILY_ENTRY) };

@@ -10,7 +10,9 @@
  *   PROGRAM --render FILE [--engine E] [--part table|notes|pictures|summary]...
  *   PROGRAM --families        the row families it plays, one per line
  *   PROGRAM --why NAME        plays NAME and shows only the kernel's view of it (rows/why.c);
- *                             dontfork_demo records that view for every row, unless --no-why
+ *                             the rows of a family with such a view (dontfork_demo's) record
+ *                             it every time, unless --no-why
+ *   PROGRAM --row-child NAME  a play's fresh process (verbs rows): plays NAME, prints its record
  *
  * Exit status: 0 when every row played matched its expectation (or was skipped, on a user's tree,
  * for a lab patch it lacks), 1 when one did not, 2 when one could not run.
@@ -24,63 +26,10 @@
 
 #include "lab.h"
 #include "row.h"
-#include "why.h"
 
 #define MAX_RECORDS 256
 
-#pragma weak verbs_row_main
-int verbs_row_main(const char *name);
-
 enum part { PART_TABLE = 1, PART_NOTES = 2, PART_PICTURES = 4, PART_SUMMARY = 8, PART_ALL = 15 };
-
-static const char *row_engine(const struct row *r, const char *asked)
-{
-	static const char *const device[FAM_COUNT] = {
-		[FAM_VMSPLICE] = "pipe", [FAM_IOURING] = "io_uring", [FAM_ODIRECT] = "disk",
-		[FAM_VERBS] = "rxe", [FAM_FADVISE] = "disk",
-	};
-
-	/* An mlock row has no device: its engine says which of the demo's runs played it. */
-	return r->family == FAM_PINDMA ? asked : device[r->family];
-}
-
-/* The article's three pictures, drawn from the measured PFNs: pages lettered in the order seen. */
-static void picture(FILE *f, const struct record *rec)
-{
-	const struct pindma_obs *o = &rec->pindma;
-	const char *who[] = { "parent", "child ", "driver" };
-	uint64_t stage[3][3] = {
-		{ o->par_before, 0, o->drv_before },
-		{ o->par_fork, o->child_fork, o->drv_before },
-		{ o->par_after, o->child_after ? o->child_after : o->child_fork, o->drv_after },
-	};
-	uint64_t pages[9];
-	int npages = 0;
-
-	fprintf(f, "  %s: %s\n", rec->row->name, rec->row->title);
-	fprintf(f, "    %-28s %-28s %s\n", "before fork", "after fork", "after the parent's write");
-	for (int w = 0; w < 3; w++) {
-		fprintf(f, "   ");
-		for (int st = 0; st < 3; st++) {
-			uint64_t pfn = stage[st][w];
-			char cell[64];
-			int p;
-
-			for (p = 0; p < npages && pages[p] != pfn; p++)
-				;
-			if (pfn && p == npages)
-				pages[npages++] = pfn;
-			if (!pfn)
-				snprintf(cell, sizeof(cell), "%s    (none)", who[w]);
-			else
-				snprintf(cell, sizeof(cell), "%s -> page %c (pfn %llx)", who[w], 'A' + p,
-					 (unsigned long long)pfn);
-			fprintf(f, st < 2 ? " %-28s" : " %s", cell);
-		}
-		fprintf(f, "\n");
-	}
-	why_print(f, rec);
-}
 
 static void print(FILE *f, const char *program, const char *engine, struct record *recs,
 		  unsigned int n, unsigned int parts)
@@ -117,10 +66,11 @@ static void print(FILE *f, const char *program, const char *engine, struct recor
 	if (parts & PART_PICTURES) {
 		/* A blank line before each picture, but the first of a page of pictures only. */
 		for (unsigned int i = 0; i < n; i++)
-			if (recs[i].row->picture && recs[i].observed[0]) {
+			if (recs[i].row->picture && recs[i].observed[0] &&
+			    families[recs[i].row->family]->picture) {
 				if (shown++ || parts != PART_PICTURES)
 					fprintf(f, "\n");
-				picture(f, &recs[i]);
+				families[recs[i].row->family]->picture(f, &recs[i]);
 			}
 	}
 	for (unsigned int i = 0; i < n; i++)
@@ -133,16 +83,25 @@ static void print(FILE *f, const char *program, const char *engine, struct recor
 	}
 }
 
+/* --why NAME: the kernel's view of a row, where its family records one. */
+static void print_why(FILE *f, const struct record *rec)
+{
+	const struct row_family *fam = families[rec->row->family];
+
+	if (fam->why)
+		fam->why(f, rec);
+	else
+		fprintf(f, "%s: the %s family records no view of the kernel's\n", rec->row->name,
+			fam->name);
+}
+
 static int exit_status(const struct record *recs, unsigned int n)
 {
 	int worst = 0;
 
-	for (unsigned int i = 0; i < n; i++) {
-		if (recs[i].status == REC_COULD_NOT_RUN)
-			worst = 2;
-		else if (recs[i].status == REC_MISMATCH && worst < 1)
-			worst = 1;
-	}
+	for (unsigned int i = 0; i < n; i++)
+		if (record_exit_status(&recs[i]) > worst)
+			worst = record_exit_status(&recs[i]);
 	return worst;
 }
 
@@ -198,7 +157,7 @@ static unsigned int load(const char *path, unsigned int mask, const char *engine
 		}
 		if (!wanted(recs[n].row, mask, only, n_only))
 			continue;
-		if (engine && recs[n].row->family == FAM_PINDMA && strcmp(recs[n].engine, engine))
+		if (engine && !families[recs[n].row->family]->device && strcmp(recs[n].engine, engine))
 			continue;
 		n++;
 	}
@@ -216,7 +175,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 		{ "render", required_argument, NULL, 'R' },
 		{ "part", required_argument, NULL, 'p' },
 		{ "why", required_argument, NULL, 'w' },
-		{ "verbs-row", required_argument, NULL, 'V' },
+		{ "row-child", required_argument, NULL, 'C' },
 		{ "families", no_argument, NULL, 'F' },
 		{ "no-why", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
@@ -226,15 +185,21 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 	const char *only[MAX_RECORDS], *engine = NULL, *render = NULL, *records = NULL;
 	unsigned int n_only = 0, n = 0, parts = 0;
 	FILE *rf = NULL;
+	/* The kernel's view is recorded for the rows of a family that has one (unless --no-why). */
+	struct play_opts play = { .engine = "auto", .why = true };
 	bool json = false, why_only = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'V':
-			if (!verbs_row_main)
+		case 'C': {
+			/* A play's fresh process (rows/verbs_play.c): the row's family plays it. */
+			const struct row *r = row_find(optarg);
+
+			if (!r || !families[r->family]->row_child || !(mask & (1u << r->family)))
 				usage(program);
-			return verbs_row_main(optarg);
+			return families[r->family]->row_child(optarg);
+		}
 		case 'F':
 			/* What this program plays, for rows_test to know which rows to expect from it. */
 			for (unsigned int f = 0; f < FAM_COUNT; f++)
@@ -243,7 +208,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			return 0;
 		case 'w':
 			/* --why NAME plays NAME and shows only the kernel's view of it */
-			rows_why = why_only = true;
+			why_only = true;
 			__attribute__((fallthrough));
 		case 'o':
 			if (n_only == MAX_RECORDS || !names_a_row(optarg, mask)) {
@@ -261,7 +226,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			json = true;
 			break;
 		case 'N':
-			rows_why = false;
+			play.why = false;
 			break;
 		case 'r':
 			records = optarg;
@@ -288,7 +253,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 		n = load(render, mask, engine, only, n_only, recs);
 		if (why_only)
 			for (unsigned int i = 0; i < n; i++)
-				why_print_only(stdout, &recs[i]);
+				print_why(stdout, &recs[i]);
 		else
 			print(stdout, program, engine, recs, n, parts);
 		return exit_status(recs, n);
@@ -300,10 +265,12 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			return 2;
 		}
 	}
+	if (engine)
+		play.engine = engine;
 	for (unsigned int i = 0; i < n_rows && n < MAX_RECORDS; i++) {
 		if (!wanted(&rows[i], mask, only, n_only))
 			continue;
-		row_play(&rows[i], row_engine(&rows[i], engine ? engine : "auto"), &recs[n]);
+		row_play(&rows[i], &play, &recs[n]);
 		snprintf(recs[n].program, sizeof(recs[n].program), "%s", program);
 		if (json)
 			record_print_json(stdout, &recs[n]);
@@ -316,7 +283,7 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 	if (!json) {
 		if (why_only)
 			for (unsigned int i = 0; i < n; i++)
-				why_print_only(stdout, &recs[i]);
+				print_why(stdout, &recs[i]);
 		else
 			print(stdout, program, engine, recs, n, parts);
 	}

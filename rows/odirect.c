@@ -100,8 +100,21 @@ static void odirect_line(FILE *f, unsigned int i, const struct record *rec)
 			rec->expected[0] ? rec->expected : "none", record_status_name(rec->status));
 }
 
+static const struct field odirect_fields[] = {
+	OBS_FIELD(odirect, F_U64, pfn_before), OBS_FIELD(odirect, F_U64, pfn_after),
+	OBS_FIELD(odirect, F_U64, pfn_child), OBS_FIELD(odirect, F_BOOL, held),
+	OBS_FIELD(odirect, F_BOOL, done_while_held), OBS_FIELD(odirect, F_I64, missing),
+	OBS_FIELD(odirect, F_I64, read_bytes), OBS_FIELD(odirect, F_BOOL, child_has_data),
+	OBS_FIELD(odirect, F_I64, forks), OBS_FIELD(odirect, F_I64, missing_elsewhere),
+	OBS_FIELD(odirect, F_I64, tails_lost),
+	{ NULL },
+};
+
 const struct row_family family_odirect = {
 	.name = "odirect",
+	.device = "disk",
+	.fields = odirect_fields,
+	.play = play_odirect,
 	.verdict = odirect_verdict,
 	.checks = odirect_checks,
 	.table_header = odirect_header,

@@ -361,14 +361,14 @@ static int play_multi(const struct row *r, struct record *rec, struct source *s,
 	return 0;
 }
 
-int play_odirect(const struct row *r, const char *engine, struct record *rec)
+int play_odirect(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	size_t len = r->odirect.multi ? (READERS + 2) * LAB_PAGE : BUF_LEN;
 	struct source s;
 	char *map;
 	int ret;
 
-	(void)engine;
+	(void)opts;
 	if (source_open(r, rec, &s))
 		return -1;
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

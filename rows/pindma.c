@@ -91,9 +91,9 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 	 * matters to hugetlb rows only.
 	 */
 	if (rec->why) {
-		bool state = !strstr(rec->why_note, "page state not read");
-		bool traced = !strstr(rec->why_note, "copies not traced") &&
-			      (r->mem != MEM_HUGETLB || !strstr(rec->why_note, "hugetlb pool not traced"));
+		bool state = !(rec->why_lacks & WHY_LACKS_STATE);
+		bool traced = !(rec->why_lacks & WHY_LACKS_COPIES) &&
+			      (r->mem != MEM_HUGETLB || !(rec->why_lacks & WHY_LACKS_HUGETLB_POOL));
 
 		CHECK(state, "the kernel's page state was read at every step");
 		CHECK(traced, "the kernel's copies were traced");
@@ -255,10 +255,66 @@ static void pindma_line(FILE *f, unsigned int i, const struct record *rec)
 			rec->expected[0] ? rec->expected : "none", record_status_name(rec->status));
 }
 
+/* The article's three pictures, drawn from the measured PFNs: pages lettered in the order seen. */
+static void pindma_picture(FILE *f, const struct record *rec)
+{
+	const struct pindma_obs *o = &rec->pindma;
+	const char *who[] = { "parent", "child ", "driver" };
+	uint64_t stage[3][3] = {
+		{ o->par_before, 0, o->drv_before },
+		{ o->par_fork, o->child_fork, o->drv_before },
+		{ o->par_after, o->child_after ? o->child_after : o->child_fork, o->drv_after },
+	};
+	uint64_t pages[9];
+	int npages = 0;
+
+	fprintf(f, "  %s: %s\n", rec->row->name, rec->row->title);
+	fprintf(f, "    %-28s %-28s %s\n", "before fork", "after fork", "after the parent's write");
+	for (int w = 0; w < 3; w++) {
+		fprintf(f, "   ");
+		for (int st = 0; st < 3; st++) {
+			uint64_t pfn = stage[st][w];
+			char cell[64];
+			int p;
+
+			for (p = 0; p < npages && pages[p] != pfn; p++)
+				;
+			if (pfn && p == npages)
+				pages[npages++] = pfn;
+			if (!pfn)
+				snprintf(cell, sizeof(cell), "%s    (none)", who[w]);
+			else
+				snprintf(cell, sizeof(cell), "%s -> page %c (pfn %llx)", who[w], 'A' + p,
+					 (unsigned long long)pfn);
+			fprintf(f, st < 2 ? " %-28s" : " %s", cell);
+		}
+		fprintf(f, "\n");
+	}
+	why_print(f, rec);
+}
+
+static const struct field pindma_fields[] = {
+	OBS_FIELD(pindma, F_U64, drv_before), OBS_FIELD(pindma, F_U64, par_before),
+	OBS_FIELD(pindma, F_U64, par_fork), OBS_FIELD(pindma, F_U64, child_fork),
+	OBS_FIELD(pindma, F_U64, drv_after), OBS_FIELD(pindma, F_U64, par_after),
+	OBS_FIELD(pindma, F_U64, child_after), OBS_FIELD(pindma, F_U64, repin),
+	OBS_FIELD(pindma, F_BOOL, control_moved), OBS_FIELD(pindma, F_BOOL, device_write_seen),
+	OBS_FIELD(pindma, F_BOOL, parent_write_seen), OBS_FIELD(pindma, F_BOOL, device_reads_own),
+	OBS_FIELD(pindma, F_BOOL, child_has_range), OBS_FIELD(pindma, F_BOOL, child_prefork),
+	OBS_FIELD(pindma, F_STR, child_sees), OBS_FIELD(pindma, F_U32, engine),
+	OBS_FIELD(pindma, F_I64, edu_irqs), OBS_FIELD(pindma, F_U64, edu_dst_pfn),
+	OBS_FIELD(pindma, F_BOOL, thp), OBS_FIELD(pindma, F_BOOL, hugetlb),
+	{ NULL },
+};
+
 const struct row_family family_pindma = {
 	.name = "pindma",
+	.fields = pindma_fields,
+	.play = play_pindma,
 	.verdict = pindma_verdict,
 	.checks = pindma_checks,
 	.table_header = pindma_header,
 	.table_line = pindma_line,
+	.picture = pindma_picture,
+	.why = why_print_only,
 };

@@ -169,8 +169,8 @@ static char *get_memory(const struct row *r, struct record *rec, char **map, siz
 	return p;
 }
 
-static int play(const struct row *r, const char *engine, struct record *rec, char *page,
-		size_t advise_len, int fd)
+static int play(const struct row *r, const struct play_opts *opts, struct record *rec,
+		char *page, size_t advise_len, int fd)
 {
 	struct pindma_obs *o = &rec->pindma;
 	struct stage st = { .row = r, .page = page };
@@ -182,9 +182,9 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	int ret = -1, status, unpinned;
 	long long irqs = -1;
 
-	if (!strcmp(engine, "cpu"))
+	if (!strcmp(opts->engine, "cpu"))
 		eng = PINDMA_ENGINE_CPU;
-	else if (!strcmp(engine, "edu"))
+	else if (!strcmp(opts->engine, "edu"))
 		eng = PINDMA_ENGINE_EDU;
 	memcpy(page + OFF_PARENT, PREFORK, TAG);
 	memcpy(page + OFF_DEVICE, PREFORK, TAG);
@@ -212,9 +212,10 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	}
 	if (present_pfn(rec, page, &o->par_before, "parent's"))
 		goto out;
-	why_step(rec, STEP_BEFORE_FORK, o->drv_before, o->par_before, 0);
-
-	why_fork_begin(rec);
+	if (opts->why) {
+		why_step(rec, STEP_BEFORE_FORK, o->drv_before, o->par_before, 0);
+		why_fork_begin(rec);
+	}
 	if (lab_child_start(&child, child_main, &st)) {
 		row_fail(rec, "fork");
 		goto out;
@@ -240,8 +241,9 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 		snprintf(o->child_sees, sizeof(o->child_sees), "exited");
 	}
 	/* What the parent's write will find: after the fork, and once a child that exits is gone. */
-	why_step(rec, STEP_AFTER_FORK, o->drv_before, o->par_fork,
-		 r->child == CHILD_EXITS ? 0 : o->child_fork);
+	if (opts->why)
+		why_step(rec, STEP_AFTER_FORK, o->drv_before, o->par_fork,
+			 r->child == CHILD_EXITS ? 0 : o->child_fork);
 
 	if (r->pindma.repin_ro) {
 		/* Or pins it again, read-only: the unshare fault, if the page is shared. */
@@ -260,8 +262,9 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 	}
 	if (present_pfn(rec, page, &o->par_after, "parent's"))
 		goto out;
-	why_step(rec, STEP_AFTER_WRITE, o->drv_before, o->par_after,
-		 r->child == CHILD_EXITS ? 0 : o->child_fork);
+	if (opts->why)
+		why_step(rec, STEP_AFTER_WRITE, o->drv_before, o->par_after,
+			 r->child == CHILD_EXITS ? 0 : o->child_fork);
 
 	if (r->pindma.mode) {
 		used = eng;
@@ -282,9 +285,11 @@ static int play(const struct row *r, const char *engine, struct record *rec, cha
 		if (query(rec, fd, handle, &o->drv_after))
 			goto out;
 	}
-	why_step(rec, STEP_AFTER_DEVICE, o->drv_after, o->par_after,
-		 r->child == CHILD_EXITS ? 0 : o->child_fork);
-	why_fork_end(rec, o->par_before, o->child_fork, o->par_after);
+	if (opts->why) {
+		why_step(rec, STEP_AFTER_DEVICE, o->drv_after, o->par_after,
+			 r->child == CHILD_EXITS ? 0 : o->child_fork);
+		why_fork_end(rec, o->par_before, o->child_fork, o->par_after);
+	}
 
 	if (child.pid > 0) {
 		if (lab_child_go(&child, 'r')) {
@@ -332,7 +337,7 @@ out:
 	return ret;
 }
 
-int play_pindma(const struct row *r, const char *engine, struct record *rec)
+int play_pindma(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	size_t maplen;
 	char *map = MAP_FAILED, *page;
@@ -346,7 +351,7 @@ int play_pindma(const struct row *r, const char *engine, struct record *rec)
 	}
 	page = get_memory(r, rec, &map, &maplen);
 	if (page)
-		ret = play(r, engine, rec, page, r->mem == MEM_PAGE ? LAB_PAGE : HPAGE, fd);
+		ret = play(r, opts, rec, page, r->mem == MEM_PAGE ? LAB_PAGE : HPAGE, fd);
 	if (map != MAP_FAILED)
 		munmap(map, maplen);
 	if (fd >= 0)

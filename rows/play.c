@@ -17,34 +17,6 @@
 
 #define KNOB "/proc/sys/vm/fork_share_pinned"
 
-/* A family's play, when this program links it (weak: absent ones are NULL). */
-#pragma weak play_pindma
-#pragma weak play_vmsplice
-#pragma weak play_iouring
-#pragma weak play_odirect
-#pragma weak play_verbs
-#pragma weak play_fadvise
-
-static row_play_fn *play_of(enum row_family_id f)
-{
-	switch (f) {
-	case FAM_PINDMA:
-		return play_pindma;
-	case FAM_VMSPLICE:
-		return play_vmsplice;
-	case FAM_IOURING:
-		return play_iouring;
-	case FAM_ODIRECT:
-		return play_odirect;
-	case FAM_VERBS:
-		return play_verbs;
-	case FAM_FADVISE:
-		return play_fadvise;
-	default:
-		return NULL;
-	}
-}
-
 int row_fail(struct record *rec, const char *fmt, ...)
 {
 	int e = errno;
@@ -112,18 +84,18 @@ static bool knob_set(struct record *rec, int value)
 	return true;
 }
 
-static int play_with_switch(const struct row *r, const char *engine, struct record *rec,
+static int play_with_switch(const struct row *r, const struct play_opts *o, struct record *rec,
 			    row_play_fn *play)
 {
 	int lock, old, ret = -1;
 
 	/*
 	 * The switch acts on fork() and on what RDMA netlink reports to rdma-core: a row that never
-	 * forks, and not through verbs, plays whatever it is, without holding it (a fadvise row held
-	 * it 2 s, keeping every row that sets it waiting).
+	 * forks, of a family that does not read it, plays whatever it is, without holding it (a
+	 * fadvise row held it 2 s, keeping every row that sets it waiting).
 	 */
-	if (r->knob == KNOB_LEAVE && !r->fork && r->family != FAM_VERBS)
-		return play(r, engine, rec);
+	if (r->knob == KNOB_LEAVE && !r->fork && !families[r->family]->reads_switch)
+		return play(r, o, rec);
 	lock = lab_lock(LAB_LOCK_SWITCH, r->knob != KNOB_LEAVE);
 	if (lock < 0)
 		return row_fail(rec, "locking the fork switch%s", errno == ETIMEDOUT ?
@@ -135,7 +107,7 @@ static int play_with_switch(const struct row *r, const char *engine, struct reco
 			errno = 0;
 			row_fail(rec, KNOB " is %d; the row needs it off", old);
 		} else {
-			ret = play(r, engine, rec);
+			ret = play(r, o, rec);
 		}
 		close(lock);
 		return ret;
@@ -144,7 +116,7 @@ static int play_with_switch(const struct row *r, const char *engine, struct reco
 		row_fail(rec, "reading " KNOB);
 	} else if ((r->knob != KNOB_OFF || knob_set(rec, 1)) && knob_set(rec, r->knob == KNOB_ON)) {
 		/* "Off again" is only that after the switch was on: on, then off, in this row. */
-		ret = play(r, engine, rec);
+		ret = play(r, o, rec);
 	}
 	if (old >= 0 && lab_write_str(KNOB, old ? "1" : "0") && !ret) {
 		ret = row_fail(rec, "restoring " KNOB " to %d", old);
@@ -153,10 +125,10 @@ static int play_with_switch(const struct row *r, const char *engine, struct reco
 	return ret;
 }
 
-void row_play(const struct row *r, const char *engine, struct record *rec)
+void row_play(const struct row *r, const struct play_opts *o, struct record *rec)
 {
 	const struct row_family *fam = families[r->family];
-	row_play_fn *play = play_of(r->family);
+	struct play_opts opts = *o;
 	const char *lacks, *verdict;
 	char why[WHY_LEN];
 
@@ -164,7 +136,13 @@ void row_play(const struct row *r, const char *engine, struct record *rec)
 	rec->row = r;
 	snprintf(rec->kernel, sizeof(rec->kernel), "%s", kernel_release());
 	snprintf(rec->table, sizeof(rec->table), "%s", expect_table_name());
-	snprintf(rec->engine, sizeof(rec->engine), "%s", engine);
+	/*
+	 * The engine the record names: the family's device, or the engine asked (pindma), which
+	 * names the demo's run even for an mlock row that has no device.
+	 */
+	opts.engine = fam->device ? fam->device : o->engine;
+	opts.why = o->why && fam->why;
+	snprintf(rec->engine, sizeof(rec->engine), "%s", opts.engine);
 	snprintf(rec->expected, sizeof(rec->expected), "%s",
 		 expect_verdict(r->name) ? expect_verdict(r->name) : "");
 	rec->status = REC_COULD_NOT_RUN;
@@ -182,13 +160,13 @@ void row_play(const struct row *r, const char *engine, struct record *rec)
 			rec->status = REC_SKIPPED;
 		return;
 	}
-	if (!play) {
+	if (!fam->play) {
 		snprintf(rec->reason, sizeof(rec->reason), "this program does not play %s rows",
-			 row_family_name(r->family));
+			 fam->name);
 		return;
 	}
 	errno = 0;
-	if (play_with_switch(r, engine, rec, play))
+	if (play_with_switch(r, &opts, rec, fam->play))
 		return;
 	verdict = fam->verdict(rec, why, sizeof(why));
 	if (!verdict) {

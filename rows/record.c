@@ -1,83 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Records as JSON lines, written and read with json-c (Debian's libjson-c-dev, linked static). Each
- * family's observations are listed once, as a field table, and both directions walk it, so what a
- * demo prints and what a test reads back cannot drift apart.
+ * family's observations are listed once, as a field table in its family file, and both directions
+ * walk it, so what a demo prints and what a test reads back cannot drift apart.
  */
 #include <json-c/json.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "row.h"
-
-enum ftype { F_U64, F_I64, F_U32, F_BOOL, F_STR };
-
-struct field {
-	const char *name;
-	enum ftype type;
-	size_t off;	/* in struct record */
-	size_t size;
-};
-
-#define FLD(type, fam, st, member) \
-	{ #member, type, offsetof(struct record, fam) + offsetof(st, member), \
-	  sizeof(((st *)0)->member) }
-#define P(type, m) FLD(type, pindma, struct pindma_obs, m)
-#define V(type, m) FLD(type, vmsplice, struct vmsplice_obs, m)
-#define U(type, m) FLD(type, iouring, struct iouring_obs, m)
-#define O(type, m) FLD(type, odirect, struct odirect_obs, m)
-#define A(type, m) FLD(type, fadvise, struct fadvise_obs, m)
-#define B(type, m) FLD(type, verbs, struct verbs_obs, m)
-
-static const struct field pindma_fields[] = {
-	P(F_U64, drv_before), P(F_U64, par_before), P(F_U64, par_fork), P(F_U64, child_fork),
-	P(F_U64, drv_after), P(F_U64, par_after), P(F_U64, child_after), P(F_U64, repin),
-	P(F_BOOL, control_moved), P(F_BOOL, device_write_seen), P(F_BOOL, parent_write_seen),
-	P(F_BOOL, device_reads_own), P(F_BOOL, child_has_range), P(F_BOOL, child_prefork),
-	P(F_STR, child_sees), P(F_U32, engine), P(F_I64, edu_irqs), P(F_U64, edu_dst_pfn),
-	P(F_BOOL, thp), P(F_BOOL, hugetlb),
-	{ NULL },
-};
-
-static const struct field vmsplice_fields[] = {
-	V(F_U64, par_before), V(F_U64, par_after), V(F_U64, child_fork), V(F_BOOL, control_live),
-	V(F_BOOL, pipe_sees_parent), V(F_BOOL, pipe_has_prefork), V(F_BOOL, child_has_range),
-	{ NULL },
-};
-
-static const struct field iouring_fields[] = {
-	U(F_U64, par_before), U(F_U64, par_after), U(F_U64, child_fork), U(F_BOOL, control_moved),
-	U(F_BOOL, ring_sees_parent), U(F_BOOL, ring_has_prefork), U(F_BOOL, child_has_range),
-	{ NULL },
-};
-
-static const struct field odirect_fields[] = {
-	O(F_U64, pfn_before), O(F_U64, pfn_after), O(F_U64, pfn_child), O(F_BOOL, held),
-	O(F_BOOL, done_while_held), O(F_I64, missing), O(F_I64, read_bytes),
-	O(F_BOOL, child_has_data), O(F_I64, forks), O(F_I64, missing_elsewhere),
-	O(F_I64, tails_lost),
-	{ NULL },
-};
-
-static const struct field fadvise_fields[] = {
-	A(F_I64, dirty_before), A(F_I64, wb_before), A(F_I64, dirty_kb_before),
-	A(F_I64, dirty_held), A(F_I64, wb_held), A(F_I64, dirty_kb_held), A(F_I64, dirty_after),
-	A(F_I64, wb_after), A(F_BOOL, waited), A(F_I64, sectors_held), A(F_I64, sectors_after),
-	{ NULL },
-};
-
-static const struct field verbs_fields[] = {
-	B(F_I64, knob), B(F_STR, fork_status), B(F_STR, copy_on_fork), B(F_BOOL, control_moved),
-	B(F_BOOL, hca_sees_parent), B(F_BOOL, parent_sees_hca), B(F_BOOL, hca_reads_own),
-	B(F_STR, detail), B(F_BOOL, page_dc), B(F_STR, outcome),
-	{ NULL },
-};
-
-static const struct field *const obs_fields[FAM_COUNT] = {
-	[FAM_PINDMA] = pindma_fields, [FAM_VMSPLICE] = vmsplice_fields,
-	[FAM_IOURING] = iouring_fields, [FAM_ODIRECT] = odirect_fields,
-	[FAM_FADVISE] = fadvise_fields, [FAM_VERBS] = verbs_fields,
-};
 
 static const struct field state_fields[] = {
 	{ "pfn", F_U64, offsetof(struct page_state, pfn), 0 },
@@ -107,19 +38,22 @@ static const char *const status_names[] = {
 	[REC_OK] = "ok", [REC_MISMATCH] = "mismatch", [REC_COULD_NOT_RUN] = "could-not-run",
 	[REC_SKIPPED] = "skipped",
 };
-static const char *const family_names[FAM_COUNT] = {
-	[FAM_PINDMA] = "pindma", [FAM_VMSPLICE] = "vmsplice", [FAM_IOURING] = "iouring",
-	[FAM_ODIRECT] = "odirect", [FAM_VERBS] = "verbs", [FAM_FADVISE] = "fadvise",
-};
+static const char *const why_lack_names[] = { "page-state", "copies", "hugetlb-pool" };
+#define N_WHY_LACKS (sizeof(why_lack_names) / sizeof(why_lack_names[0]))
 
 const char *record_status_name(enum record_status s)
 {
 	return status_names[s];
 }
 
+int record_exit_status(const struct record *rec)
+{
+	return rec->status == REC_COULD_NOT_RUN ? 2 : rec->status == REC_MISMATCH ? 1 : 0;
+}
+
 const char *row_family_name(enum row_family_id f)
 {
-	return family_names[f];
+	return families[f]->name;
 }
 
 static json_object *fields_to_json(const void *base, const struct field *f)
@@ -191,10 +125,10 @@ static json_object *str_or_null(const char *s)
 
 void record_print_json(FILE *f, const struct record *rec)
 {
-	json_object *o = json_object_new_object(), *ps, *copies;
+	json_object *o = json_object_new_object(), *ps, *copies, *lacks;
 
 	json_object_object_add(o, "row", json_object_new_string(rec->row->name));
-	json_object_object_add(o, "family", json_object_new_string(family_names[rec->row->family]));
+	json_object_object_add(o, "family", json_object_new_string(row_family_name(rec->row->family)));
 	json_object_object_add(o, "program", json_object_new_string(rec->program));
 	json_object_object_add(o, "kernel", json_object_new_string(rec->kernel));
 	json_object_object_add(o, "table", json_object_new_string(rec->table));
@@ -204,7 +138,7 @@ void record_print_json(FILE *f, const struct record *rec)
 	json_object_object_add(o, "expected", str_or_null(rec->expected));
 	json_object_object_add(o, "reason", json_object_new_string(rec->reason));
 	json_object_object_add(o, "observations",
-			       fields_to_json(rec, obs_fields[rec->row->family]));
+			       fields_to_json(rec, families[rec->row->family]->fields));
 	if (rec->why) {
 		ps = json_object_new_object();
 		for (int s = 0; s < NSTEPS; s++) {
@@ -222,6 +156,11 @@ void record_print_json(FILE *f, const struct record *rec)
 		for (unsigned int i = 0; i < rec->n_copies; i++)
 			json_object_array_add(copies, fields_to_json(&rec->copies[i], copy_fields));
 		json_object_object_add(o, "copies", copies);
+		lacks = json_object_new_array();
+		for (unsigned int i = 0; i < N_WHY_LACKS; i++)
+			if (rec->why_lacks & (1u << i))
+				json_object_array_add(lacks, json_object_new_string(why_lack_names[i]));
+		json_object_object_add(o, "why_lacks", lacks);
 		json_object_object_add(o, "why_note", json_object_new_string(rec->why_note));
 	}
 	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -245,7 +184,7 @@ static int get_str(json_object *o, const char *key, char *out, size_t n, bool nu
 
 int record_parse_json(const char *line, struct record *rec)
 {
-	json_object *o = json_tokener_parse(line), *obs, *ps, *copies;
+	json_object *o = json_tokener_parse(line), *obs, *ps, *copies, *lacks;
 	char name[64], family[16], status[16];
 	const char *missing = NULL;
 	int ret = -1, st = -1;
@@ -269,7 +208,7 @@ int record_parse_json(const char *line, struct record *rec)
 		goto out;
 	}
 	rec->row = row_find(name);
-	if (!rec->row || strcmp(family, family_names[rec->row->family])) {
+	if (!rec->row || strcmp(family, row_family_name(rec->row->family))) {
 		snprintf(rec->reason, sizeof(rec->reason), "no row %s of family %s", name, family);
 		goto out;
 	}
@@ -282,7 +221,7 @@ int record_parse_json(const char *line, struct record *rec)
 	}
 	rec->status = st;
 	if (!json_object_object_get_ex(o, "observations", &obs) ||
-	    fields_from_json(rec, obs_fields[rec->row->family], obs, &missing)) {
+	    fields_from_json(rec, families[rec->row->family]->fields, obs, &missing)) {
 		snprintf(rec->reason, sizeof(rec->reason), "observation %s missing",
 			 missing ? missing : "object");
 		goto out;
@@ -314,12 +253,25 @@ int record_parse_json(const char *line, struct record *rec)
 				goto bad_why;
 			rec->n_copies++;
 		}
+		if (!json_object_object_get_ex(o, "why_lacks", &lacks) ||
+		    !json_object_is_type(lacks, json_type_array))
+			goto bad_why;
+		for (size_t i = 0; i < json_object_array_length(lacks); i++) {
+			const char *name = json_object_get_string(json_object_array_get_idx(lacks, i));
+			unsigned int k;
+
+			for (k = 0; k < N_WHY_LACKS && strcmp(name ? name : "", why_lack_names[k]); k++)
+				;
+			if (k == N_WHY_LACKS)
+				goto bad_why;
+			rec->why_lacks |= 1u << k;
+		}
 		get_str(o, "why_note", rec->why_note, sizeof(rec->why_note), false);
 	}
 	ret = 0;
 	goto out;
 bad_why:
-	snprintf(rec->reason, sizeof(rec->reason), "page_state or copies malformed");
+	snprintf(rec->reason, sizeof(rec->reason), "page_state, copies or why_lacks malformed");
 out:
 	json_object_put(o);
 	return ret;

@@ -16,18 +16,25 @@
 #define ROWS_ROW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-enum row_family_id {
-	FAM_PINDMA,	/* pindma holds a page (GUP or PIN_LONGTERM), or only mlock() */
-	FAM_VMSPLICE,	/* a pipe holds the page (vmsplice, FOLL_GET) */
-	FAM_IOURING,	/* io_uring holds it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) */
-	FAM_ODIRECT,	/* an O_DIRECT read in flight holds it */
-	FAM_VERBS,	/* an RDMA MR on Soft-RoCE holds it (ib_umem, FOLL_PIN) */
-	FAM_FADVISE,	/* not a pin: the article's writeback commands */
-	FAM_COUNT
-};
+/*
+ * The family registry: one line per family, its id and its name (which its records carry). Its
+ * family file in rows/ defines family_<name>, and its play file (<file>_play.c) play_<name>.
+ * The enum, the registry (families.c) and the plays' declarations are made from this list alone.
+ */
+#define ROW_FAMILIES(X) \
+	X(PINDMA, pindma)	/* pindma holds a page (GUP or PIN_LONGTERM), or only mlock() */ \
+	X(VMSPLICE, vmsplice)	/* a pipe holds the page (vmsplice, FOLL_GET) */ \
+	X(IOURING, iouring)	/* io_uring holds it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) */ \
+	X(ODIRECT, odirect)	/* an O_DIRECT read in flight holds it */ \
+	X(VERBS, verbs)		/* an RDMA MR on Soft-RoCE holds it (ib_umem, FOLL_PIN) */ \
+	X(FADVISE, fadvise)	/* not a pin: the article's writeback commands */
+
+#define ROW_FAMILY_ID(id, name) FAM_##id,
+enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
 
 /* What a row needs; a need not met is "could not run", except a lab patch on a user's tree. */
 #define NEED_0001	(1u << 0)	/* kernel-patches/<ver>/0001: the fadvise commands */
@@ -238,8 +245,14 @@ struct record {
 	struct page_state page_state[NSTEPS][NPARTIES];
 	struct copy copies[MAX_COPIES];
 	unsigned int n_copies;
+	unsigned int why_lacks;	/* WHY_LACKS_*: what of the kernel's view is missing */
 	char why_note[320];	/* what could not be traced, said instead of guessed */
 };
+
+/* What a record played for its "why" could not get from the kernel (why.c). */
+#define WHY_LACKS_STATE		(1u << 0)	/* the page state, at some step */
+#define WHY_LACKS_COPIES	(1u << 1)	/* the copies (no tracing, or its trace unread) */
+#define WHY_LACKS_HUGETLB_POOL	(1u << 2)	/* the hugetlb pool's allocations (no kprobe) */
 
 /* A consistency check of a record's observations against its verdict and stage (rows_test). */
 struct check {
@@ -255,8 +268,51 @@ struct check {
 	k++; \
 } while (0)
 
+/* One observation: its name in records, its type, where it lives in struct record. */
+enum field_type { F_U64, F_I64, F_U32, F_BOOL, F_STR };
+struct field {
+	const char *name;
+	enum field_type type;
+	size_t off;
+	size_t size;
+};
+/* A family's observation MEMBER of its struct record member FAM (rec->FAM.MEMBER). */
+#define OBS_FIELD(fam, type, member) \
+	{ #member, type, offsetof(struct record, fam.member), \
+	  sizeof(((struct record *)0)->fam.member) }
+
+/* How a row is played: the engine asked (pindma rows), and whether the kernel's view is recorded. */
+struct play_opts {
+	const char *engine;
+	bool why;
+};
+
+/*
+ * Playing is each family's rows/<name>_play.c; a program links the ones it plays. A play fills the
+ * record's observations and returns 0, or -1 with rec->reason set (could not run).
+ */
+typedef int row_play_fn(const struct row *r, const struct play_opts *o, struct record *rec);
+
+/*
+ * A family: everything the lab knows of it, in its own file (rows/<name>.c), listed once in
+ * ROW_FAMILIES. The row layer asks only this, never the family's id.
+ */
 struct row_family {
 	const char *name;
+	/* The engine its records name (the device holding the page); NULL: the engine asked. */
+	const char *device;
+	/* Its observations, ending in { NULL }: records are written and read from this alone. */
+	const struct field *fields;
+	/*
+	 * Its play, NULL in a program that does not link it (a weak reference: verbs' needs
+	 * libibverbs, io_uring's liburing).
+	 */
+	row_play_fn *play;
+	/*
+	 * Its rows act on what the fork switch changes even without forking (verbs: RDMA netlink
+	 * reports it to rdma-core), so they play under the switch's lock.
+	 */
+	bool reads_switch;
 	/* The verdict from the observations alone; NULL (and *why) when they prove neither. */
 	const char *(*verdict)(const struct record *rec, char *why, size_t n);
 	/* What the observations must show for the verdict and stage; returns the number of checks. */
@@ -264,19 +320,25 @@ struct row_family {
 	/* The family's table: a header, then one line per record. */
 	void (*table_header)(FILE *f);
 	void (*table_line)(FILE *f, unsigned int i, const struct record *rec);
+	/* Optional: the article's pictures of a row that asks for them (row->picture). */
+	void (*picture)(FILE *f, const struct record *rec);
+	/*
+	 * Optional: the kernel's own view of a row (why.c), recorded unless --no-why; and printed
+	 * alone by --why NAME.
+	 */
+	void (*why)(FILE *f, const struct record *rec);
+	/* Optional: a program's second life, `PROGRAM --row-child NAME`, for plays that re-exec. */
+	int (*row_child)(const char *name);
 };
 
 extern const struct row_family *const families[FAM_COUNT];
 
-/*
- * Playing is each family's *_play.c; a program links the ones it plays. A play fills the record's
- * observations and returns 0, or -1 with rec->reason set (could not run). engine: pindma rows only.
- */
-typedef int row_play_fn(const struct row *r, const char *engine, struct record *rec);
-extern row_play_fn play_pindma, play_vmsplice, play_iouring, play_odirect, play_verbs, play_fadvise;
+/* A family's play, when this program links it (weak: absent ones are NULL). */
+#define ROW_FAMILY_PLAY(id, name) extern row_play_fn play_##name __attribute__((weak));
+ROW_FAMILIES(ROW_FAMILY_PLAY)
 
 /* play.c: needs, the switch and its lock, the family's play, the verdict and the expectation. */
-void row_play(const struct row *r, const char *engine, struct record *rec);
+void row_play(const struct row *r, const struct play_opts *o, struct record *rec);
 struct lab_child;
 /*
  * A play's child at its end: told cmd (unless cmd < 0), reaped, and it must have exited with want;
@@ -288,6 +350,8 @@ int row_fail(struct record *rec, const char *fmt, ...) __attribute__((format(pri
 /* Set the record's status from its observed and expected verdicts. */
 void record_judge(struct record *rec);
 const char *record_status_name(enum record_status s);
+/* A program's exit status for a record: 0 as expected (or skipped), 1 mismatched, 2 could not run. */
+int record_exit_status(const struct record *rec);
 const char *row_family_name(enum row_family_id f);
 
 /* record.c: records as JSON lines (json-c). */

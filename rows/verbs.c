@@ -92,10 +92,27 @@ static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
 		record_status_name(rec->status));
 }
 
+/* verbs_play.c's child, when this program links it. */
+int verbs_row_child(const char *name) __attribute__((weak));
+
+static const struct field verbs_fields[] = {
+	OBS_FIELD(verbs, F_I64, knob), OBS_FIELD(verbs, F_STR, fork_status),
+	OBS_FIELD(verbs, F_STR, copy_on_fork), OBS_FIELD(verbs, F_BOOL, control_moved),
+	OBS_FIELD(verbs, F_BOOL, hca_sees_parent), OBS_FIELD(verbs, F_BOOL, parent_sees_hca),
+	OBS_FIELD(verbs, F_BOOL, hca_reads_own), OBS_FIELD(verbs, F_STR, detail),
+	OBS_FIELD(verbs, F_BOOL, page_dc), OBS_FIELD(verbs, F_STR, outcome),
+	{ NULL },
+};
+
 const struct row_family family_verbs = {
 	.name = "verbs",
+	.device = "rxe",
+	.fields = verbs_fields,
+	.play = play_verbs,
+	.reads_switch = true,
 	.verdict = verbs_verdict,
 	.checks = verbs_checks,
 	.table_header = verbs_header,
 	.table_line = verbs_line,
+	.row_child = verbs_row_child,
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Playing a verbs row. rdma-core's fork support is process-wide, so each row plays in a fresh
- * process: play_verbs() runs this program again as `--verbs-row NAME` with the row's environment,
+ * process: play_verbs() runs this program again as `--row-child NAME` with the row's environment,
  * while the switch is held where the row wants it (play.c), reads the record that process prints,
  * and adds what `rdma system show` says meanwhile.
  *
@@ -302,7 +302,7 @@ static int fork_init_after_reg(struct record *rec, struct lab_verbs *v)
 }
 
 /* In the fresh process: play the row and print its record (observations and reason). */
-int verbs_row_main(const char *name)
+int verbs_row_child(const char *name)
 {
 	const struct row *r = row_find(name);
 	struct record rec = { 0 };
@@ -365,7 +365,7 @@ static void rdma_system(char *out, size_t n)
 		snprintf(out, n, "(failed)");
 }
 
-int play_verbs(const struct row *r, const char *engine, struct record *rec)
+int play_verbs(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	char cmd[160], line[4096];
 	struct record child;
@@ -373,7 +373,7 @@ int play_verbs(const struct row *r, const char *engine, struct record *rec)
 	FILE *p;
 	int status;
 
-	(void)engine;
+	(void)opts;
 	errno = 0;
 	if (lab_rxe_setup())
 		return row_fail(rec, "creating rxe0 on lo");
@@ -381,7 +381,7 @@ int play_verbs(const struct row *r, const char *engine, struct record *rec)
 		setenv("RDMAV_FORK_SAFE", "1", 1);
 	if (r->verbs.hugepages_safe_env)
 		setenv("RDMAV_HUGEPAGES_SAFE", "1", 1);
-	snprintf(cmd, sizeof(cmd), "/proc/%d/exe --verbs-row %s", getpid(), r->name);
+	snprintf(cmd, sizeof(cmd), "/proc/%d/exe --row-child %s", getpid(), r->name);
 	p = popen(cmd, "r");
 	unsetenv("RDMAV_FORK_SAFE");
 	unsetenv("RDMAV_HUGEPAGES_SAFE");

@@ -31,8 +31,6 @@
 #include "lab.h"
 #include "why.h"
 
-bool rows_why;
-
 #define TRACEFS "/sys/kernel/tracing"
 
 static char instance[128];	/* this process's tracefs instance, while a fork is traced */
@@ -59,8 +57,6 @@ void why_step(struct record *rec, enum step step, uint64_t device, uint64_t pare
 	const uint64_t pfn[NPARTIES] = { device, parent, child };
 	struct lab_page_state st;
 
-	if (!rows_why)
-		return;
 	rec->why = true;
 	for (int p = 0; p < NPARTIES; p++) {
 		struct page_state *s = &rec->page_state[step][p];
@@ -68,8 +64,9 @@ void why_step(struct record *rec, enum step step, uint64_t device, uint64_t pare
 		if (!pfn[p])
 			continue;
 		if (lab_page_state(pfn[p], &st)) {
-			if (!strstr(rec->why_note, "page state"))
+			if (!(rec->why_lacks & WHY_LACKS_STATE))
 				note(rec, "page state not read: %s", strerror(errno));
+			rec->why_lacks |= WHY_LACKS_STATE;
 			continue;
 		}
 		*s = (struct page_state){
@@ -116,15 +113,15 @@ void why_fork_begin(struct record *rec)
 	const struct era_rules *rules = expect_rules();
 	char filter[64], trigger[80], path[128];
 
-	if (!rows_why)
-		return;
 	rec->why = true;
 	if (!rules) {
+		rec->why_lacks |= WHY_LACKS_COPIES;
 		note(rec, "no rules for this kernel: copies not traced");
 		return;
 	}
 	snprintf(instance, sizeof(instance), TRACEFS "/instances/lab-%d", getpid());
 	if (mkdir(instance, 0700) && errno != EEXIST) {
+		rec->why_lacks |= WHY_LACKS_COPIES;
 		note(rec, "copies not traced: %s: %s", instance, strerror(errno));
 		instance[0] = 0;
 		return;
@@ -136,12 +133,15 @@ void why_fork_begin(struct record *rec)
 	if (trace_write("events/kmem/mm_page_alloc/filter", filter) ||
 	    trace_write("events/kmem/mm_page_alloc/trigger", trigger) ||
 	    trace_write("events/kmem/mm_page_alloc/enable", "1")) {
+		rec->why_lacks |= WHY_LACKS_COPIES;
 		note(rec, "copies not traced: mm_page_alloc: %s", strerror(errno));
 		return;
 	}
 	snprintf(path, sizeof(path), "events/lab/%s/trigger", rules->hugetlb_alloc_fn);
-	if (trace_write(path, trigger))
+	if (trace_write(path, trigger)) {
+		rec->why_lacks |= WHY_LACKS_HUGETLB_POOL;
 		note(rec, "hugetlb pool not traced: no kprobe on %s", rules->hugetlb_alloc_fn);
+	}
 	snprintf(path, sizeof(path), "events/lab/%s/enable", rules->hugetlb_alloc_fn);
 	trace_write(path, "1");
 	trace_write("tracing_on", "1");
@@ -312,11 +312,12 @@ void why_fork_end(struct record *rec, uint64_t par_before, uint64_t child_fork,
 	bool hugetlb = rec->row->mem == MEM_HUGETLB;
 	int n;
 
-	if (!rows_why || !instance[0])
+	if (!instance[0])
 		return;
 	stop_tracing();
 	n = read_events(ev, sizeof(ev) / sizeof(ev[0]));
 	if (n < 0) {
+		rec->why_lacks |= WHY_LACKS_COPIES;
 		note(rec, "the trace could not be read: %s", strerror(errno));
 	} else {
 		if (child_fork && child_fork != par_before &&
@@ -387,7 +388,7 @@ void why_print(FILE *f, const struct record *rec)
 	uint64_t seen[8];
 	int n = 0, p;
 
-	if (!rec->why || rec->row->family != FAM_PINDMA)
+	if (!rec->why)
 		return;
 	fprintf(f, "    why, from the kernel (%s rules):\n", rec->table);
 	for (int step = STEP_BEFORE_FORK; step <= STEP_AFTER_FORK; step++) {

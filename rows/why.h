@@ -2,16 +2,13 @@
 /*
  * The kernel's own view of a pin row, recorded when a demo is asked why (why.c): the page state of
  * each party's page at each step, read through pindma's root-only debugfs file, and the copies the
- * kernel made, from its own tracing. Without --why these do nothing, so that a row plays the same
- * with and without them.
+ * kernel made, from its own tracing. A play calls them only when its options ask for the view
+ * (struct play_opts), so that a row plays the same with and without them.
  */
 #ifndef ROWS_WHY_H
 #define ROWS_WHY_H
 
 #include "row.h"
-
-/* Asked for (--why): page state and copies are recorded. */
-extern bool rows_why;
 
 /* Read the state of each party's page (PFN 0: none) at this step. */
 void why_step(struct record *rec, enum step step, uint64_t device, uint64_t parent,

@@ -187,18 +187,19 @@ static int worst_of(const struct demo_status *d)
 			continue;
 		if (d->only[0] && fnmatch(d->only, r->row->name, 0))
 			continue;
-		if (r->status == REC_COULD_NOT_RUN)
-			worst = 2;
-		else if (r->status == REC_MISMATCH && worst < 1)
-			worst = 1;
+		if (record_exit_status(r) > worst)
+			worst = record_exit_status(r);
 	}
 	return worst;
 }
 
-/* How often guest/demo plays a row: pindma rows once per engine (cpu, edu), the others once. */
+/*
+ * How often guest/demo plays a row: once per engine (cpu, edu) for a family whose engine is asked
+ * (pindma), once for a family with a device of its own.
+ */
 static unsigned int plays_of(const struct row *r)
 {
-	return r->family == FAM_PINDMA ? 2 : 1;
+	return families[r->family]->device ? 1 : 2;
 }
 
 /* The families the named demos play (each says, with --families); all when none is named. */
@@ -225,14 +226,14 @@ static unsigned int expected_families(int argc, char **argv)
 	return mask;
 }
 
-static void check_coverage(unsigned int families)
+static void check_coverage(unsigned int played)
 {
 	unsigned int bad = 0;
 
 	for (unsigned int i = 0; i < n_rows; i++) {
 		unsigned int seen = 0;
 
-		if (!(families & (1u << rows[i].family)))
+		if (!(played & (1u << rows[i].family)))
 			continue;
 		for (unsigned int k = 0; k < n_recs; k++)
 			seen += recs[k].row == &rows[i];
@@ -242,7 +243,7 @@ static void check_coverage(unsigned int families)
 			bad++;
 		}
 	}
-	ksft_test_result(!bad && !parse_failures && n_recs && families, "every row played once per "
+	ksft_test_result(!bad && !parse_failures && n_recs && played, "every row played once per "
 			 "engine, every record read\n");
 }
 
@@ -483,7 +484,7 @@ static const char *lacks_machine(void)
 int main(int argc, char **argv)
 {
 	char series[16], tables[128], cmd[PATH_MAX + 512], page[PATH_MAX + 300], *dot;
-	unsigned int families = expected_families(argc, argv);
+	unsigned int played = expected_families(argc, argv);
 	bool why_too;
 	struct dirent *d;
 	DIR *docs;
@@ -524,7 +525,9 @@ int main(int argc, char **argv)
 		closedir(docs);
 
 	ksft_print_header();
-	why_too = families & (1u << FAM_PINDMA);
+	why_too = false;
+	for (unsigned int f = 0; f < FAM_COUNT; f++)
+		why_too |= (played & (1u << f)) && families[f]->why;
 	plan = 3 + n_demos + 2 * n_recs + n_blocks + why_too;
 	ksft_set_plan(plan);
 
@@ -546,7 +549,7 @@ int main(int argc, char **argv)
 	ksft_test_result(n_demos && WIFEXITED(status) && WEXITSTATUS(status) == expect_script,
 			 "guest/demo exits %u, the worst of its demos (it ended: status %#x)\n",
 			 expect_script, status);
-	check_coverage(families);
+	check_coverage(played);
 	if (why_too)
 		check_why_changes_nothing();
 	for (unsigned int i = 0; i < n_recs; i++)

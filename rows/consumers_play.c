@@ -179,13 +179,13 @@ static void teardown(struct holder *h)
 		munmap(h->page, LAB_PAGE);
 }
 
-int play_vmsplice(const struct row *r, const char *engine, struct record *rec)
+int play_vmsplice(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	struct vmsplice_obs *o = &rec->vmsplice;
 	struct holder h = { .give = vmsplice_give, .page = MAP_FAILED };
 	int ret;
 
-	(void)engine;
+	(void)opts;
 	ret = setup(r, rec, &h);
 	if (!ret)
 		ret = play_holder(r, rec, &h, &o->control_live, &o->pipe_sees_parent,
@@ -195,14 +195,14 @@ int play_vmsplice(const struct row *r, const char *engine, struct record *rec)
 	return ret;
 }
 
-int play_iouring(const struct row *r, const char *engine, struct record *rec)
+int play_iouring(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	struct iouring_obs *o = &rec->iouring;
 	struct holder h = { .give = ring_give, .page = MAP_FAILED };
 	struct iovec iov;
 	int ret;
 
-	(void)engine;
+	(void)opts;
 	ret = setup(r, rec, &h);
 	if (!ret) {
 		ret = io_uring_queue_init(4, &h.ring, 0);

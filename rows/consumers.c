@@ -3,7 +3,7 @@
  * The two families whose device is the kernel itself, described: vmsplice (a pipe holds the page
  * with FOLL_GET) and io_uring (a fixed buffer, FOLL_PIN | FOLL_LONGTERM). Both show, through what a
  * pipe carries after the parent's write, whether the kernel's holder and the parent still share the
- * page. Playing is pipes_play.c.
+ * page. Playing is consumers_play.c.
  */
 #include <string.h>
 
@@ -140,16 +140,38 @@ static void iouring_line(FILE *f, unsigned int i, const struct record *rec)
 		    o->par_before, o->par_after, o->child_fork);
 }
 
+static const struct field vmsplice_fields[] = {
+	OBS_FIELD(vmsplice, F_U64, par_before), OBS_FIELD(vmsplice, F_U64, par_after),
+	OBS_FIELD(vmsplice, F_U64, child_fork), OBS_FIELD(vmsplice, F_BOOL, control_live),
+	OBS_FIELD(vmsplice, F_BOOL, pipe_sees_parent), OBS_FIELD(vmsplice, F_BOOL, pipe_has_prefork),
+	OBS_FIELD(vmsplice, F_BOOL, child_has_range),
+	{ NULL },
+};
+
 const struct row_family family_vmsplice = {
 	.name = "vmsplice",
+	.device = "pipe",
+	.fields = vmsplice_fields,
+	.play = play_vmsplice,
 	.verdict = vmsplice_verdict,
 	.checks = vmsplice_checks,
 	.table_header = vmsplice_header,
 	.table_line = vmsplice_line,
 };
 
+static const struct field iouring_fields[] = {
+	OBS_FIELD(iouring, F_U64, par_before), OBS_FIELD(iouring, F_U64, par_after),
+	OBS_FIELD(iouring, F_U64, child_fork), OBS_FIELD(iouring, F_BOOL, control_moved),
+	OBS_FIELD(iouring, F_BOOL, ring_sees_parent), OBS_FIELD(iouring, F_BOOL, ring_has_prefork),
+	OBS_FIELD(iouring, F_BOOL, child_has_range),
+	{ NULL },
+};
+
 const struct row_family family_iouring = {
 	.name = "iouring",
+	.device = "io_uring",
+	.fields = iouring_fields,
+	.play = play_iouring,
 	.verdict = iouring_verdict,
 	.checks = iouring_checks,
 	.table_header = iouring_header,

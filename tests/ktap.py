@@ -27,6 +27,7 @@ manifest (vanished()).
                                      reports must come), then
                                      the run's own failures; exit 1 if the run failed
 """
+import collections
 import os
 import re
 import sys
@@ -595,15 +596,21 @@ def detectors_unread(programs, guest='suite'):
             for d in DETECTORS if '%s_after_%s' % (d, guest) not in names]
 
 
+# A failure of the run as a whole: its code (the case name the results documents give it, and
+# what a program matches on) and its text (what a reader sees).
+RunProblem = collections.namedtuple('RunProblem', 'code text')
+
+
 def run_problems(programs, budget, whole):
     """What fails a run beyond its programs: the budget's own problems, on a whole run its stale
     entries, and a run that judged nothing."""
-    out = ['skip budget: ' + p for p in budget.problems]
+    out = [RunProblem('skip_budget', 'skip budget: ' + p) for p in budget.problems]
     if whole:
-        out += ['skip budget: ' + p for p in budget.stale()]
+        out += [RunProblem('skip_budget', 'skip budget: ' + p) for p in budget.stale()]
     t = totals(programs)
     if not programs or t['pass'] + t['fail'] == 0:
-        out.append('the run judged nothing: no case passed or failed')
+        out.append(RunProblem('judged_something',
+                              'the run judged nothing: no case passed or failed'))
     return out
 
 
@@ -622,7 +629,7 @@ def main(argv):
         # Every program of a data channel: "NAME ok", or "NAME failed: WHY" for each failure.
         # --budget B: held to the skip budget B; --manifest M: a whole run, whose programs are
         # M's (and whose budget must have no stale entry). Then the run's own failures, a line
-        # each ("run failed: ..."); exit 1 if there were any.
+        # each ("run failed [CODE]: ..."); exit 1 if there were any.
         opts = dict(zip(argv[2::2], argv[3::2]))
         if len(argv) % 2 or set(opts) - {'--budget', '--manifest', '--debug'}:
             print(__doc__.split('\n\n')[-1].strip(), file=sys.stderr)
@@ -648,7 +655,7 @@ def main(argv):
                 print('%s ok' % p.name)
         run = run_problems(programs, budget or Budget(None, False), '--manifest' in opts)
         for prob in run:
-            print('run failed: ' + prob)
+            print('run failed [%s]: %s' % (prob.code, prob.text))
         return 1 if run else 0
     print(__doc__.split('\n\n')[-1].strip(), file=sys.stderr)
     return 2

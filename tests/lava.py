@@ -100,7 +100,7 @@ def main(argv):
           % (jobs[-1].get('result') if jobs else 'no result'))
     print('lava: the suite judged as make test judges it: %d passed, %d failed, %d skipped%s'
           % (t['pass'], t['fail'] + len(run), t['skip'],
-             ''.join('; ' + x for x in failed + run)))
+             ''.join('; ' + x for x in failed + [r.text for r in run])))
     return 1 if problems or failed or run or kernel else 0
 
 

@@ -456,19 +456,17 @@ def check(outdir, closing):
             + check_kcidb(os.path.join(outdir, 'kcidb.json'), closing))
 
 
-def failures_of(stale, nothing):
-    out = [('run', 'skip_budget', 'skip budget: ' + s) for s in stale]
-    if nothing:
-        out.append(('run', 'judged_something', 'the run judged nothing: no case passed or failed'))
-    return out
+def failures_of(run):
+    """The run's own failures (ktap.run_problems), as the documents' cases of the run."""
+    return [('run', p.code, p.text) for p in run]
 
 
-def publish(build_dir, programs, stale, nothing, totals, env, flavour):
+def publish(build_dir, programs, run, totals, env, flavour):
     """make test's hook, once its totals are known: write the documents into build/results/ and
     check them from the files. Returns the failed checks, each one more failure of the run (and
     written into the documents, so that they count what the closing line will)."""
     outdir = os.path.join(build_dir, 'results')
-    failures = failures_of(stale, nothing)
+    failures = failures_of(run)
     try:
         write(outdir, programs, failures, env, flavour, build_dir)
         problems = check(outdir, totals)
@@ -500,7 +498,8 @@ def main(argv):
         with open(argv[1], encoding='utf-8', errors='replace') as f:
             programs = [ktap.program_of(frame) for frame in ktap.frames(f.read())]
         os.makedirs(argv[2], exist_ok=True)
-        write(argv[2], programs, failures_of(argv[3:], False), env,
+        stale = [ktap.RunProblem('skip_budget', 'skip budget: ' + s) for s in argv[3:]]
+        write(argv[2], programs, failures_of(stale), env,
               os.environ.get('FLAVOUR', 'normal'), build_dir)
         return 0
     if len(argv) == 3 and argv[0] == 'check':

@@ -18,13 +18,15 @@
 SHELL := /bin/bash
 # make gdb's kernel is its own flavour (vm/kernel-gdb.config: debug info, the lx-* helpers).
 FLAVOUR ?= $(if $(filter gdb,$(MAKECMDGOALS)),gdb,normal)
-KERNEL ?= 6.1
+# The kernel registry (vm/lib.sh): kernel-patches/<version>/, oldest first; the default is the oldest.
+LAB_KERNELS := $(shell printf '%s\n' $(notdir $(patsubst %/,%,$(wildcard kernel-patches/*/))) | sort -V)
+KERNEL ?= $(firstword $(LAB_KERNELS))
 # KERNEL_SRC=DIR: a user's own tree instead, built out of tree, its build folder as vm/lib.sh names it.
 KERNEL_SRC ?=
 KSRC := $(if $(KERNEL_SRC),$(realpath $(KERNEL_SRC)))
 $(if $(KERNEL_SRC),$(if $(KSRC),,$(error KERNEL_SRC=$(KERNEL_SRC): no such directory)))
-BUILD ?= $(CURDIR)/build$(if $(KSRC),/src-$(notdir $(KSRC))-$(shell printf '%s' '$(KSRC)' | sha1sum | cut -c1-8),$(if $(filter 6.1,$(KERNEL)),,/$(KERNEL)))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
-export FLAVOUR KERNEL KERNEL_SRC BUILD
+BUILD ?= $(CURDIR)/build$(if $(KSRC),/src-$(notdir $(KSRC))-$(shell printf '%s' '$(KSRC)' | sha1sum | cut -c1-8),$(if $(filter $(firstword $(LAB_KERNELS)),$(KERNEL)),,/$(KERNEL)))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
+export FLAVOUR KERNEL KERNEL_SRC BUILD LAB_KERNELS
 # The lab's Python (vm/lib.sh): Debian's, whose packages vm/deps.sh installs.
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON

@@ -44,7 +44,7 @@ else
 	version=$(dpkg-query -W -f='${Version}' "linux-source-$LAB_KERNEL" 2>/dev/null ||
 		stat -c '%s-%Y' "$LAB_TARBALL")
 	cachedir=$LAB_CACHE
-	[[ $LAB_KERNEL == 6.1 ]] || cachedir+=/$LAB_KERNEL
+	[[ $LAB_KERNEL == "$LAB_DEFAULT_KERNEL" ]] || cachedir+=/$LAB_KERNEL
 	[[ $LAB_FLAVOUR == normal ]] || cachedir+=/$LAB_FLAVOUR
 	# One tree per kernel x flavour, a git repository: branch pristine holds the tarball, branch lab
 	# the series applied to it. A new series or fragment moves lab with `git checkout`, which

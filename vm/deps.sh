@@ -5,8 +5,8 @@
 set -euo pipefail
 
 # The kernel's source, for a kernel of the registry (kernel-patches/<version>/; none for a user's tree,
-# KERNEL_SRC), and 6.12's, where cow.c comes from for a kernel older than 6.2 (vm/guest.mk:
-# COW_TARBALL). rsync: the kernel's headers_install uses it. python3: make docs and the results
+# KERNEL_SRC), and the registry's newest kernel's, where cow.c comes from for a kernel older than
+# 6.2 (vm/guest.mk: COW_TARBALL). rsync: the kernel's headers_install uses it. python3: make docs and the results
 # formats read JSON with it, and vm/run starts QEMU through it (prctl); python3-jsonschema: make test validates build/results/kcidb.json with it
 # (tests/results.py). lz4: Kbuild compresses the guest's kernel with it (vm/kernel.config).
 # shellcheck source=vm/lib.sh
@@ -14,8 +14,8 @@ set -euo pipefail
 if [[ -z ${KERNEL_SRC:-} ]] && ! grep -qxF "$LAB_KERNEL" <<<"$(lab_kernels)"; then
 	die "KERNEL=$LAB_KERNEL: the lab has no kernel-patches/$LAB_KERNEL/ (it has: $(lab_kernels | tr '\n' ' '))"
 fi
-pkgs=(linux-source-6.12)
-[[ -n ${KERNEL_SRC:-} || $LAB_KERNEL == 6.12 ]] || pkgs+=("linux-source-$LAB_KERNEL")
+pkgs=("linux-source-$LAB_NEWEST_KERNEL")
+[[ -n ${KERNEL_SRC:-} || $LAB_KERNEL == "$LAB_NEWEST_KERNEL" ]] || pkgs+=("linux-source-$LAB_KERNEL")
 # make lava (vm/deps.sh lava): LAVA's dispatcher, whose lava-run runs a job on a local QEMU
 # device with no server (and python3-jinja2 and python3-yaml, which vm/lava.py uses, with it).
 [[ ${1:-} != lava ]] || pkgs+=(lava-dispatcher)

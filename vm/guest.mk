@@ -46,9 +46,10 @@ REPRO := $(GUEST)/lab/repro/repro
 # What the guest knows of its kernel's series (vm/build-kernel.sh writes it).
 KERNEL_ENV := $(GUEST)/lab/kernel.env
 # cow.c, the mm maintainers' COW suite (first in 6.2), run by tests/cow_test.sh. A tree under test that
-# has it builds it from itself; otherwise (6.1) it comes from COW_TARBALL: only the files it needs,
-# extracted into $(BUILD)/cow-src, with the uapi headers it was written for (headers_install).
-COW_TARBALL ?= /usr/src/linux-source-6.12.tar.xz
+# has it builds it from itself; otherwise (6.1) it comes from COW_TARBALL, the registry's newest
+# kernel's source (LAB_KERNELS, from the Makefile): only the files it needs, extracted into
+# $(BUILD)/cow-src, with the uapi headers it was written for (headers_install).
+COW_TARBALL ?= /usr/src/linux-source-$(lastword $(LAB_KERNELS)).tar.xz
 COW_TREE ?= $(if $(wildcard $(KSRC)/tools/testing/selftests/mm/cow.c),$(KSRC),$(BUILD)/cow-src)
 COW_MM := $(COW_TREE)/tools/testing/selftests/mm
 COW_HDR := $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(COW_TREE),$(KTREE))/usr/include

@@ -4,10 +4,30 @@
 LAB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The kernel trees are large and regenerable: they live in a cache folder outside the repository.
 LAB_CACHE=${DONTFORK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dontfork-lab}
-# The kernel: Debian's linux-source-$KERNEL (6.1, the default, or 6.12) with kernel-patches/$KERNEL/.
-# Each kernel and flavour (normal, debug, gdb) gets its own tree, and its own build folder: build/ for
-# 6.1, build/6.12/ for 6.12, with debug/ or gdb/ below either.
-LAB_KERNEL=${KERNEL:-6.1}
+# The kernel registry: a kernel is named by its folder kernel-patches/<version>/ (its series, its
+# patches); deps, CI, the docs' kernels table and the guest's expectation table follow from it
+# (kernel-patches/README.md: adding a kernel). Oldest first.
+lab_kernels() {
+	local d
+	for d in "$LAB_TOP"/kernel-patches/*/; do
+		d=${d%/}
+		echo "${d##*/}"
+	done | sort -V
+}
+# The default kernel is the registry's oldest; cow.c comes from its newest's source (vm/guest.mk).
+LAB_KERNELS=$(lab_kernels)
+LAB_DEFAULT_KERNEL=${LAB_KERNELS%%$'\n'*}
+LAB_NEWEST_KERNEL=${LAB_KERNELS##*$'\n'}
+# The build folder of registry kernel $1 (the default kernel's is build/ itself).
+lab_build_of() {
+	if [[ $1 == "$LAB_DEFAULT_KERNEL" ]]; then echo "$LAB_TOP/build"; else echo "$LAB_TOP/build/$1"; fi
+}
+
+# The kernel: Debian's linux-source-$KERNEL (a kernel of the registry, the default its oldest) with
+# kernel-patches/$KERNEL/. Each kernel and flavour (normal, debug, gdb) gets its own tree, and its own
+# build folder: build/ for the default kernel, build/<version>/ for another, with debug/ or gdb/
+# below either.
+LAB_KERNEL=${KERNEL:-$LAB_DEFAULT_KERNEL}
 LAB_FLAVOUR=${FLAVOUR:-normal}
 LAB_BUILD=$LAB_TOP/build
 # Or a user's own tree (KERNEL_SRC=DIR, any tree >= 6.1): built out of tree (O=) into the cache, never
@@ -19,7 +39,7 @@ if [[ -n ${KERNEL_SRC:-} ]]; then
 	LAB_KERNEL=src
 	LAB_BUILD+=/src-${LAB_KSRC##*/}-$(printf '%s' "$LAB_KSRC" | sha1sum | cut -c1-8)
 else
-	[[ $LAB_KERNEL == 6.1 ]] || LAB_BUILD+=/$LAB_KERNEL
+	[[ $LAB_KERNEL == "$LAB_DEFAULT_KERNEL" ]] || LAB_BUILD+=/$LAB_KERNEL
 fi
 [[ $LAB_FLAVOUR == normal ]] || LAB_BUILD+=/$LAB_FLAVOUR
 LAB_BUILD=${BUILD:-$LAB_BUILD}
@@ -32,21 +52,6 @@ LAB_PYTHON=${LAB_PYTHON:-/usr/bin/python3}
 # The O_DIRECT rows' disk: read-only, found by its serial. The rows hold their reads in flight with
 # a gate of their own over it (liblab/gate.c), not with a throttle: no host load outlasts a gate.
 LAB_ODIRECT_DISK=serial=odirect,readonly=on
-
-# The kernel registry: a kernel is named by its folder kernel-patches/<version>/ (its series, its
-# patches); deps, CI, the docs' kernels table and the guest's expectation table follow from it
-# (kernel-patches/README.md: adding a kernel). Oldest first.
-lab_kernels() {
-	local d
-	for d in "$LAB_TOP"/kernel-patches/*/; do
-		d=${d%/}
-		echo "${d##*/}"
-	done | sort -V
-}
-# The build folder of registry kernel $1 (the default kernel's is build/ itself).
-lab_build_of() {
-	if [[ $1 == 6.1 ]]; then echo "$LAB_TOP/build"; else echo "$LAB_TOP/build/$1"; fi
-}
 
 # The guest kernel's command line, for vm/run and make lava's jobs: $1 the edu device's DMA address
 # width, passed to pindma as dma_bits.

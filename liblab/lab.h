@@ -32,6 +32,9 @@ int lab_read_int(const char *path);
 /* A file's start (size - 1 bytes at most) into buf, NUL-terminated: its length, or -1. */
 ssize_t lab_read_file(const char *path, char *buf, size_t size);
 
+/* The fork switch, vm.fork_share_pinned (kernel-patches/<ver>/0002): 1 lets fork share pinned pages. */
+#define LAB_SWITCH "/proc/sys/vm/fork_share_pinned"
+
 /*
  * A lock the guest's programs share (a file in /tmp), so that what runs side by side never changes a
  * global under another's feet: LAB_LOCK_SWITCH is held exclusively by a row that sets

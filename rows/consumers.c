@@ -85,7 +85,7 @@ static unsigned int iouring_checks(const struct record *rec, struct check *c)
 	const struct iouring_obs *o = &rec->iouring;
 
 	return holder_checks(rec, c, o->child_has_range, o->par_before, o->par_after, o->child_fork,
-			     rec->row->knob == KNOB_ON);
+			     rec->row->fork_switch == SWITCH_ON);
 }
 
 static void holder_header(FILE *f, const char *holder)
@@ -107,7 +107,7 @@ static void holder_line(FILE *f, unsigned int i, const struct record *rec, bool 
 	if (cf)
 		snprintf(chi, sizeof(chi), "%llx", (unsigned long long)cf);
 	fprintf(f, "%2u %-27s %-8s %-8s %-19s %-9s %-11s %-9s %-8s %-8s %s\n", i, r->name,
-		r->dontfork ? "yes" : "no", r->knob == KNOB_ON ? "on" : "off", par, chi,
+		r->dontfork ? "yes" : "no", r->fork_switch == SWITCH_ON ? "on" : "off", par, chi,
 		!rec->observed[0] ? "-" : control ? "live" : "copied?",
 		!rec->observed[0] ? "-" : sees_parent ? "parent's" : prefork ? "pre-fork" : "other",
 		rec->observed[0] ? rec->observed : "-", rec->expected[0] ? rec->expected : "none",

@@ -15,7 +15,6 @@
 #include "lab.h"
 #include "row.h"
 
-#define KNOB "/proc/sys/vm/fork_share_pinned"
 
 int row_fail(struct record *rec, const char *fmt, ...)
 {
@@ -72,14 +71,14 @@ static const struct {
 	{ NEED_0002, "0002", "vm.fork_share_pinned" },
 };
 
-static bool knob_set(struct record *rec, int value)
+static bool switch_set(struct record *rec, int value)
 {
 	errno = 0;
-	if (lab_write_str(KNOB, value ? "1" : "0"))
-		return row_fail(rec, "writing %d to " KNOB, value), false;
-	if (lab_read_int(KNOB) != value) {
+	if (lab_write_str(LAB_SWITCH, value ? "1" : "0"))
+		return row_fail(rec, "writing %d to " LAB_SWITCH, value), false;
+	if (lab_read_int(LAB_SWITCH) != value) {
 		errno = 0;
-		return row_fail(rec, KNOB " does not read back %d", value), false;
+		return row_fail(rec, LAB_SWITCH " does not read back %d", value), false;
 	}
 	return true;
 }
@@ -94,18 +93,18 @@ static int play_with_switch(const struct row *r, const struct play_opts *o, stru
 	 * forks, of a family that does not read it, plays whatever it is, without holding it (a
 	 * fadvise row held it 2 s, keeping every row that sets it waiting).
 	 */
-	if (r->knob == KNOB_LEAVE && !r->fork && !families[r->family]->reads_switch)
+	if (r->fork_switch == SWITCH_LEAVE && !r->fork && !families[r->family]->reads_switch)
 		return play(r, o, rec);
-	lock = lab_lock(LAB_LOCK_SWITCH, r->knob != KNOB_LEAVE);
+	lock = lab_lock(LAB_LOCK_SWITCH, r->fork_switch != SWITCH_LEAVE);
 	if (lock < 0)
 		return row_fail(rec, "locking the fork switch%s", errno == ETIMEDOUT ?
 				" (held past LAB_LOCK_TIMEOUT)" : "");
-	old = lab_read_int(KNOB);
-	if (r->knob == KNOB_LEAVE) {
+	old = lab_read_int(LAB_SWITCH);
+	if (r->fork_switch == SWITCH_LEAVE) {
 		/* Where the switch exists it must be off, as the kernel boots. */
 		if (old > 0) {
 			errno = 0;
-			row_fail(rec, KNOB " is %d; the row needs it off", old);
+			row_fail(rec, LAB_SWITCH " is %d; the row needs it off", old);
 		} else {
 			ret = play(r, o, rec);
 		}
@@ -113,13 +112,13 @@ static int play_with_switch(const struct row *r, const struct play_opts *o, stru
 		return ret;
 	}
 	if (old < 0) {
-		row_fail(rec, "reading " KNOB);
-	} else if ((r->knob != KNOB_OFF || knob_set(rec, 1)) && knob_set(rec, r->knob == KNOB_ON)) {
+		row_fail(rec, "reading " LAB_SWITCH);
+	} else if ((r->fork_switch != SWITCH_OFF || switch_set(rec, 1)) && switch_set(rec, r->fork_switch == SWITCH_ON)) {
 		/* "Off again" is only that after the switch was on: on, then off, in this row. */
 		ret = play(r, o, rec);
 	}
-	if (old >= 0 && lab_write_str(KNOB, old ? "1" : "0") && !ret) {
-		ret = row_fail(rec, "restoring " KNOB " to %d", old);
+	if (old >= 0 && lab_write_str(LAB_SWITCH, old ? "1" : "0") && !ret) {
+		ret = row_fail(rec, "restoring " LAB_SWITCH " to %d", old);
 	}
 	close(lock);
 	return ret;

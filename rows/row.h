@@ -47,8 +47,8 @@ enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
 #define NEED_DISK	(1u << 8)	/* the guest's slow ext4 disk, /dev/vda on /mnt/disk */
 #define NEED_IOURING	(1u << 9)	/* io_uring */
 
-/* vm.fork_share_pinned (kernel-patches/0002) while a row plays; restored afterwards. */
-enum knob { KNOB_LEAVE, KNOB_ON, KNOB_OFF };
+/* The fork switch, vm.fork_share_pinned (kernel-patches/0002), while a row plays; restored after. */
+enum fork_switch { SWITCH_LEAVE, SWITCH_ON, SWITCH_OFF };
 
 /* The memory a pin row holds. */
 enum memkind { MEM_PAGE, MEM_THP, MEM_HUGETLB };
@@ -74,7 +74,7 @@ struct row {
 	const char *title;	/* one line: the stage */
 	const char *note;	/* why the verdict is what it is */
 	unsigned int needs;	/* NEED_* */
-	enum knob knob;
+	enum fork_switch fork_switch;
 	bool dontfork;		/* MADV_DONTFORK on the range before the fork */
 	bool dofork;		/* then MADV_DOFORK, still before the fork */
 	bool fork;		/* fork at all (the control rows do not) */
@@ -205,7 +205,7 @@ struct fadvise_obs {
 };
 
 struct verbs_obs {
-	int64_t knob;		/* vm.fork_share_pinned during the row (-1: none) */
+	int64_t fork_switch;	/* vm.fork_share_pinned during the row (-1: none) */
 	char fork_status[16];	/* ibv_is_fork_initialized() */
 	char copy_on_fork[48];	/* `rdma system show`'s copy-on-fork */
 	bool control_moved;	/* before the fork the HCA wrote and read the parent's page */

@@ -35,12 +35,12 @@ static unsigned int verbs_checks(const struct record *rec, struct check *c)
 {
 	const struct verbs_obs *o = &rec->verbs;
 	const struct row *r = rec->row;
-	bool on = r->knob == KNOB_ON, support = r->verbs.fork_init || r->verbs.fork_safe_env;
+	bool on = r->fork_switch == SWITCH_ON, support = r->verbs.fork_init || r->verbs.fork_safe_env;
 	/* rdma-core says UNNEEDED whenever the kernel reports copy-on-fork. */
 	const char *status = !on ? "UNNEEDED" : support ? "ENABLED" : "DISABLED";
 	unsigned int k = 0;
 
-	CHECK(o->knob == (on ? 1 : 0) || (o->knob == -1 && !on), "vm.fork_share_pinned was %d",
+	CHECK(o->fork_switch == (on ? 1 : 0) || (o->fork_switch == -1 && !on), "vm.fork_share_pinned was %d",
 	      on);
 	CHECK(!strcmp(o->fork_status, status), "ibv_is_fork_initialized() says %s", status);
 	CHECK(strstr(o->copy_on_fork, on ? "copy-on-fork off" : "copy-on-fork on") != NULL,
@@ -85,7 +85,7 @@ static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
 		snprintf(b, sizeof(b), "%s", played ? o->page_dc ? "dc" : "-" : "-");
 	}
 	fprintf(f, "%2u %-34s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s %s\n", i, r->name,
-		r->knob == KNOB_ON ? "on" : "off", support(r), played ? o->fork_status : "-",
+		r->fork_switch == SWITCH_ON ? "on" : "off", support(r), played ? o->fork_status : "-",
 		!played ? "-" : strstr(o->copy_on_fork, "off") ? "cof off" :
 		strstr(o->copy_on_fork, "on") ? "cof on" : "?", a, b,
 		played ? rec->observed : "-", rec->expected[0] ? rec->expected : "none",
@@ -96,7 +96,7 @@ static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
 int verbs_row_child(const char *name) __attribute__((weak));
 
 static const struct field verbs_fields[] = {
-	OBS_FIELD(verbs, F_I64, knob), OBS_FIELD(verbs, F_STR, fork_status),
+	OBS_FIELD(verbs, F_I64, fork_switch), OBS_FIELD(verbs, F_STR, fork_status),
 	OBS_FIELD(verbs, F_STR, copy_on_fork), OBS_FIELD(verbs, F_BOOL, control_moved),
 	OBS_FIELD(verbs, F_BOOL, hca_sees_parent), OBS_FIELD(verbs, F_BOOL, parent_sees_hca),
 	OBS_FIELD(verbs, F_BOOL, hca_reads_own), OBS_FIELD(verbs, F_STR, detail),

@@ -25,7 +25,6 @@
 #include "lab_verbs.h"
 #include "row.h"
 
-#define KNOB "/proc/sys/vm/fork_share_pinned"
 #define PAGE 4096
 #define TAG 16
 #define OFF_HCA 256
@@ -392,7 +391,7 @@ int play_verbs(const struct row *r, const struct play_opts *opts, struct record 
 			got = true;
 	status = pclose(p);
 	rec->verbs = child.verbs;
-	rec->verbs.knob = lab_read_int(KNOB);
+	rec->verbs.fork_switch = lab_read_int(LAB_SWITCH);
 	rdma_system(rec->verbs.copy_on_fork, sizeof(rec->verbs.copy_on_fork));
 	errno = 0;
 	if (!got || status)

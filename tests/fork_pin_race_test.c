@@ -35,7 +35,6 @@
 /* The tree's mm/gup_test.h, found through -I<tree>/tools/testing/selftests as its selftest does. */
 #include "../../../mm/gup_test.h"
 
-#define KNOB "/proc/sys/vm/fork_share_pinned"
 #define GUP_TEST "/sys/kernel/debug/gup_test"
 /* FOLL_WRITE, 0x01 in 6.1's and 6.12's gup flags; gup_test takes the raw flags. */
 #define GUP_FOLL_WRITE 0x01
@@ -86,7 +85,7 @@ FIXTURE_SETUP(race)
 
 FIXTURE_TEARDOWN(race)
 {
-	lab_write_str(KNOB, "0");
+	lab_write_str(LAB_SWITCH, "0");
 	munmap(self->r.buf, NPAGES * LAB_PAGE);
 	close(self->r.gup_fd);
 }
@@ -114,7 +113,7 @@ static void fork_loop(struct __test_metadata *_metadata, struct race *r, int on_
 		pid_t pid;
 
 		if (i == on_at)
-			ASSERT_EQ(0, lab_write_str(KNOB, "1"));
+			ASSERT_EQ(0, lab_write_str(LAB_SWITCH, "1"));
 		pid = fork();
 		if (!pid)
 			_exit(r->buf[0] == 'r' ? 0 : 1);

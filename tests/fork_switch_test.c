@@ -24,25 +24,24 @@
 #include "lab.h"
 #include "pindma_lib.h"
 
-#define KNOB "/proc/sys/vm/fork_share_pinned"
 #define HPAGE (2 * 1024 * 1024UL)
 /* syslog(2)'s action 3, in the kernel's include/linux/syslog.h, which is not uapi. */
 #define SYSLOG_ACTION_READ_ALL 3
 
-static int knob_write(int on)
+static int switch_write(int on)
 {
-	return lab_write_str(KNOB, on ? "1" : "0");
+	return lab_write_str(LAB_SWITCH, on ? "1" : "0");
 }
 
 /*
- * Pin the page at addr (PIN_LONGTERM), fork with the switch at knob, let the parent write
+ * Pin the page at addr (PIN_LONGTERM), fork with the switch on or off, let the parent write
  * while the child is alive (or, child_exits, once it has exited and been reaped); 1 when
  * the driver's page is no longer the parent's (orphaned), 0 when it still is, negative on
  * error.
  */
 static uint64_t last_drv;	/* the driver's PFN in the last orphaned_after() */
 
-static int orphaned_after(int fd, char *addr, int knob, bool child_exits)
+static int orphaned_after(int fd, char *addr, int on, bool child_exits)
 {
 	uint64_t drv = 0, par;
 	int pipefd[2], ret;
@@ -53,13 +52,13 @@ static int orphaned_after(int fd, char *addr, int knob, bool child_exits)
 	ret = pindma_pin(fd, addr, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h);
 	if (ret)
 		return ret;
-	if (knob_write(knob) || pipe(pipefd))
+	if (switch_write(on) || pipe(pipefd))
 		return -100;
 	fflush(NULL);
 	pid = fork();
 	if (!pid)
 		_exit(child_exits || read(pipefd[0], &c, 1) == 1 ? 0 : 1);
-	knob_write(0);
+	switch_write(0);
 	if (child_exits && waitpid(pid, NULL, 0) != pid)
 		return -103;
 	*(volatile char *)addr = 'p';
@@ -77,15 +76,15 @@ static int orphaned_after(int fd, char *addr, int knob, bool child_exits)
 	return par && drv ? par != drv : -102;
 }
 
-static int orphaned_after_fork(int fd, char *addr, int knob)
+static int orphaned_after_fork(int fd, char *addr, int on)
 {
-	return orphaned_after(fd, addr, knob, false);
+	return orphaned_after(fd, addr, on, false);
 }
 
 TEST(switch_exists_and_is_off_by_default)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
-	ASSERT_EQ(0, lab_read_int(KNOB)) TH_LOG(KNOB " missing or on");
+	ASSERT_EQ(0, lab_read_int(LAB_SWITCH)) TH_LOG(LAB_SWITCH " missing or on");
 }
 
 /* root with no capability left: euid 0 still opens the sysctl file for writing. */
@@ -98,7 +97,7 @@ static int capless_root_writes_the_switch(void *arg)
 	(void)arg;
 	if (syscall(SYS_capset, &hdr, none))
 		return 10;
-	fd = open(KNOB, O_WRONLY);
+	fd = open(LAB_SWITCH, O_WRONLY);
 	if (fd < 0)
 		return 11;
 	/* Neither on nor off: the sysctl is CAP_SYS_ADMIN's to write. */
@@ -120,13 +119,13 @@ TEST(root_without_cap_sys_admin_cannot_write_it)
 	int tainted = lab_read_int("/proc/sys/kernel/tainted"), status;
 
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
-	ASSERT_EQ(0, lab_read_int(KNOB));
+	ASSERT_EQ(0, lab_read_int(LAB_SWITCH));
 	status = lab_in_child(capless_root_writes_the_switch, NULL);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("step %d failed (12: writing 1 was not EPERM)", WEXITSTATUS(status));
-	EXPECT_EQ(0, lab_read_int(KNOB)) TH_LOG("the switch changed");
+	EXPECT_EQ(0, lab_read_int(LAB_SWITCH)) TH_LOG("the switch changed");
 	EXPECT_EQ(tainted, lab_read_int("/proc/sys/kernel/tainted"));
-	knob_write(0);
+	switch_write(0);
 }
 
 /*
@@ -141,8 +140,8 @@ TEST(turning_it_on_taints_and_warns_once)
 
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, knob_write(1));
-		ASSERT_EQ(0, knob_write(0));
+		ASSERT_EQ(0, switch_write(1));
+		ASSERT_EQ(0, switch_write(0));
 	}
 	EXPECT_NE(0, lab_read_int("/proc/sys/kernel/tainted") & (1 << 6))
 		TH_LOG("kernel.tainted is %d", lab_read_int("/proc/sys/kernel/tainted"));
@@ -175,7 +174,7 @@ FIXTURE_TEARDOWN(dev)
 {
 	struct pindma_info now;
 
-	knob_write(0);
+	switch_write(0);
 	EXPECT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &now));
 	EXPECT_EQ(self->start.pages_held, now.pages_held);
 	EXPECT_EQ(self->start.handles, now.handles);

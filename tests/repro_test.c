@@ -20,7 +20,6 @@
 #include "pindma.h"
 #include "row.h"
 
-#define KNOB "/proc/sys/vm/fork_share_pinned"
 
 struct run {
 	int status;		/* the wait status */
@@ -113,7 +112,7 @@ FIXTURE_SETUP(repro)
 FIXTURE_TEARDOWN(repro)
 {
 	if (self->old >= 0)
-		lab_write_str(KNOB, self->old ? "1" : "0");
+		lab_write_str(LAB_SWITCH, self->old ? "1" : "0");
 	if (self->lock >= 0)
 		close(self->lock);
 }
@@ -144,21 +143,21 @@ TEST_F(repro, plays_the_row_as_expected)
 		TH_LOG("the %s table has no COHERENT or ORPHANED for %s", expect_table_name(),
 		       r->name);
 	want = !strcmp(expected, "ORPHANED");
-	if (r->knob != KNOB_LEAVE)
+	if (r->fork_switch != SWITCH_LEAVE)
 		LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
 	why = rxe_up();
 	LAB_NEEDS(!why, "%s", why);
 
 	/* The switch as the row sets it, held against other programs as rows/play.c holds it. */
-	self->lock = lab_lock(LAB_LOCK_SWITCH, r->knob != KNOB_LEAVE);
+	self->lock = lab_lock(LAB_LOCK_SWITCH, r->fork_switch != SWITCH_LEAVE);
 	ASSERT_LE(0, self->lock) TH_LOG("the switch's lock: %s", strerror(errno));
-	if (r->knob == KNOB_LEAVE) {
-		ASSERT_GE(0, lab_read_int(KNOB)) TH_LOG("the row needs the switch off");
+	if (r->fork_switch == SWITCH_LEAVE) {
+		ASSERT_GE(0, lab_read_int(LAB_SWITCH)) TH_LOG("the row needs the switch off");
 	} else {
-		self->old = lab_read_int(KNOB);
+		self->old = lab_read_int(LAB_SWITCH);
 		ASSERT_LE(0, self->old);
-		ASSERT_EQ(0, lab_write_str(KNOB, r->knob == KNOB_ON ? "1" : "0"));
-		ASSERT_EQ(r->knob == KNOB_ON, lab_read_int(KNOB));
+		ASSERT_EQ(0, lab_write_str(LAB_SWITCH, r->fork_switch == SWITCH_ON ? "1" : "0"));
+		ASSERT_EQ(r->fork_switch == SWITCH_ON, lab_read_int(LAB_SWITCH));
 	}
 
 	if (r->dontfork)

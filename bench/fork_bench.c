@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -32,28 +31,13 @@
 #define MIB (1024 * 1024UL)
 #define CHUNK ((uint64_t)PINDMA_MAX_PAGES * LAB_PAGE)
 
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct stat3 {
 	double med, min, max;
 };
 
 static struct stat3 stats(double *v, int n)
 {
-	qsort(v, n, sizeof(*v), cmp);
+	lab_sort_doubles(v, n);
 	return (struct stat3){ v[n / 2], v[0], v[n - 1] };
 }
 
@@ -82,17 +66,17 @@ static void memcpy_once(void *arg)
 /* reps samples of once(arg), each the mean over a batch of about 0.2 s. */
 static struct stat3 timed(void (*once)(void *), void *arg, int reps)
 {
-	double v[64], t0 = now_us(), one;
+	double v[64], t0 = lab_now_us(), one;
 	long batch;
 
 	once(arg);
-	one = now_us() - t0;
+	one = lab_now_us() - t0;
 	batch = one >= 200000 ? 1 : 200000 / (one > 500 ? one : 500);
 	for (int r = 0; r < reps; r++) {
-		t0 = now_us();
+		t0 = lab_now_us();
 		for (long i = 0; i < batch; i++)
 			once(arg);
-		v[r] = (now_us() - t0) / batch;
+		v[r] = (lab_now_us() - t0) / batch;
 	}
 	return stats(v, reps);
 }
@@ -181,10 +165,10 @@ static double cow_per_page(char *p, size_t len, bool child_alive)
 	}
 	if (!child_alive)
 		waitpid(pid, NULL, 0);
-	t0 = now_us();
+	t0 = lab_now_us();
 	for (size_t off = 0; off < len; off += LAB_PAGE)
 		p[off]++;
-	t = (now_us() - t0) / (len / LAB_PAGE);
+	t = (lab_now_us() - t0) / (len / LAB_PAGE);
 	close(pfd[1]);
 	close(pfd[0]);
 	if (child_alive)
@@ -203,12 +187,12 @@ static void figure2(int reps)
 	for (int r = 0; r < reps; r++) {
 		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			       -1, 0);
-		double t0 = now_us();
+		double t0 = lab_now_us();
 
 		madvise(p, len, MADV_NOHUGEPAGE);
 		for (size_t off = 0; off < len; off += LAB_PAGE)
 			p[off] = 1;
-		first_touch[r] = (now_us() - t0) / (len / LAB_PAGE);
+		first_touch[r] = (lab_now_us() - t0) / (len / LAB_PAGE);
 		munmap(p, len);
 	}
 	base.med = 0;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lab.h"
 #include "lab_verbs.h"
 
 #define LEN (2UL << 20)
@@ -39,21 +39,6 @@ static const struct variant {
 };
 
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
-
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static int fail(const char *what)
 {
@@ -83,15 +68,15 @@ static int run_variant(const struct variant *v, int reps)
 		return fail(v->huge ? "mmap(MAP_HUGETLB) (a free huge page?)" : "mmap");
 	memset(buf, 1, LEN);
 	for (int i = -3; i < reps; i++) {
-		double t0 = now_us();
+		double t0 = lab_now_us();
 		struct ibv_mr *mr = ibv_reg_mr(pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE);
 
 		if (!mr || ibv_dereg_mr(mr))
 			return fail("ibv_reg_mr/ibv_dereg_mr");
 		if (i >= 0)
-			t[i] = now_us() - t0;
+			t[i] = lab_now_us() - t0;
 	}
-	qsort(t, reps, sizeof(*t), cmp);
+	lab_sort_doubles(t, reps);
 	printf("%.1f %.1f %.1f\n", t[reps / 2], t[0], t[reps - 1]);
 	munmap(buf, LEN);
 	ibv_dealloc_pd(pd);

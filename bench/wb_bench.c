@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -26,21 +25,6 @@ enum how { NOTHING, ASYNC_WRITE, SFR_WRITE, FSYNC, NHOW };
 static const char *const names[] = {
 	"nothing", "LINUX_FADV_ASYNC_WRITE", "sync_file_range(WRITE)", "fsync",
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -79,7 +63,7 @@ int main(int argc, char **argv)
 			if (fd < 0)
 				return perror(PATH), 2;
 			memset(buf, 'a' + r + how, window_mib * MIB);
-			t0 = now_s();
+			t0 = lab_now_us() / 1e6;
 			for (long w = 0; w < file_mib / window_mib; w++) {
 				off_t off = w * window_mib * MIB;
 				double c0;
@@ -87,7 +71,7 @@ int main(int argc, char **argv)
 
 				if (pwrite(fd, buf, window_mib * MIB, off) != (ssize_t)(window_mib * MIB))
 					return perror("pwrite"), 2;
-				c0 = now_s();
+				c0 = lab_now_us() / 1e6;
 				if (how == ASYNC_WRITE)
 					ret = posix_fadvise(fd, off, window_mib * MIB,
 							    LINUX_FADV_ASYNC_WRITE);
@@ -99,10 +83,10 @@ int main(int argc, char **argv)
 				if (ret)
 					return perror(names[how]), 2;
 				if (how != NOTHING)
-					call_ms[how][ncalls[how]++] = (now_s() - c0) * 1e3;
+					call_ms[how][ncalls[how]++] = (lab_now_us() / 1e6 - c0) * 1e3;
 			}
 			fsync(fd);
-			t1 = now_s();
+			t1 = lab_now_us() / 1e6;
 			mbps[how][r] = file_mib / (t1 - t0);
 			close(fd);
 			unlink(PATH);
@@ -113,11 +97,11 @@ int main(int argc, char **argv)
 	printf("@@csv writeback\n");
 	printf("variant,median_mib_s,min_mib_s,max_mib_s,throughput_ratio_to_nothing,"
 	       "call_median_ms,call_max_ms\n");
-	qsort(mbps[NOTHING], reps, sizeof(double), cmp);
+	lab_sort_doubles(mbps[NOTHING], reps);
 	base = mbps[NOTHING][reps / 2];
 	for (int how = 0; how < NHOW; how++) {
-		qsort(mbps[how], reps, sizeof(double), cmp);
-		qsort(call_ms[how], ncalls[how], sizeof(double), cmp);
+		lab_sort_doubles(mbps[how], reps);
+		lab_sort_doubles(call_ms[how], ncalls[how]);
 		printf("%s,%.1f,%.1f,%.1f,%.2f,", names[how], mbps[how][reps / 2], mbps[how][0],
 		       mbps[how][reps - 1], mbps[how][reps / 2] / base);
 		if (ncalls[how])

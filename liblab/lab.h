@@ -272,6 +272,10 @@ void lab_trace_remove(const char *inst);
 int lab_send_fd(int sock, int fd);
 int lab_recv_fd(int sock);
 
+/* bench.c: the benchmarks' clock (CLOCK_MONOTONIC, in microseconds), and samples sorted ascending */
+double lab_now_us(void);
+void lab_sort_doubles(double *v, size_t n);
+
 /* slab.c */
 
 /*

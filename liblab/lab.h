@@ -35,6 +35,8 @@ ssize_t lab_read_file(const char *path, char *buf, size_t size);
 /* The fork switch, vm.fork_share_pinned (kernel-patches/<ver>/0002): 1 lets fork share pinned pages. */
 #define LAB_SWITCH "/proc/sys/vm/fork_share_pinned"
 
+/* lock.c: the locks the guest's programs share */
+
 /*
  * A lock the guest's programs share (a file in /tmp), so that what runs side by side never changes a
  * global under another's feet: LAB_LOCK_SWITCH is held exclusively by a row that sets
@@ -51,6 +53,9 @@ ssize_t lab_read_file(const char *path, char *buf, size_t size);
 #define LAB_LOCK_WRITEBACK "writeback"
 #define LAB_LOCK_HUGETLB "hugetlb"	/* growing the hugetlb pool: lab_reserve_hugepages() */
 int lab_lock(const char *name, bool exclusive);
+
+/* proc.c, continued */
+
 /*
  * n more 2 MiB hugetlb pages in the pool: vm.nr_hugepages raised by n under LAB_LOCK_HUGETLB,
  * so that demos played at once each get their own; 0 or -1.

@@ -323,8 +323,8 @@ struct row_family {
 	/* Optional: the article's pictures of a row that asks for them (row->picture). */
 	void (*picture)(FILE *f, const struct record *rec);
 	/*
-	 * Optional: the kernel's own view of a row (why.c), recorded unless --no-why; and printed
-	 * alone by --why NAME.
+	 * Optional: the kernel's own view of a row (why.c records it unless --no-why, why_print.c
+	 * says it), printed alone by --why NAME.
 	 */
 	void (*why)(FILE *f, const struct record *rec);
 	/* Optional: a program's second life, `PROGRAM --row-child NAME`, for plays that re-exec. */

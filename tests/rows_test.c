@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <fnmatch.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdarg.h>
@@ -60,7 +60,6 @@ static int parse_failures;
 struct demo_status {
 	char program[24];
 	char engine[12];
-	char only[32];		/* the part of its rows it played (guest/demo --parallel), or "" */
 	int status;
 };
 static struct demo_status demos[MAX_DEMOS];
@@ -92,42 +91,32 @@ static void load_records(void)
 		fclose(f);
 }
 
-/* "PROGRAM [--engine E] [--only PATTERN] status N", one line per demo guest/demo ran. */
+/* guest/demo's FILE.status: a JSON line per demo it ran, its program, engine and exit status. */
 static void load_statuses(void)
 {
-	char line[256], copy[256], *tok[8], *save;
+	char line[256];
 	FILE *f = fopen(RECORDS ".status", "r");
 
 	while (f && n_demos < MAX_DEMOS && fgets(line, sizeof(line), f)) {
 		struct demo_status *d = &demos[n_demos];
-		unsigned int n = 0, i;
-		char *end = NULL;
+		json_object *o = json_tokener_parse(line), *program, *engine, *status;
 
 		memset(d, 0, sizeof(*d));
-		snprintf(copy, sizeof(copy), "%s", line);
-		for (char *t = strtok_r(line, " \n", &save); t && n < 8; t = strtok_r(NULL, " \n", &save))
-			tok[n++] = t;
-		for (i = 1; i + 1 < n; i += 2) {
-			if (!strcmp(tok[i], "--engine"))
-				snprintf(d->engine, sizeof(d->engine), "%s", tok[i + 1]);
-			else if (!strcmp(tok[i], "--only"))
-				snprintf(d->only, sizeof(d->only), "%s", tok[i + 1]);
-			else
-				break;
-		}
-		if (n < 3 || i + 2 != n || strcmp(tok[i], "status")) {
-			ksft_print_msg("unreadable status line: %s", copy);
+		if (!o || !json_object_object_get_ex(o, "program", &program) ||
+		    !json_object_is_type(program, json_type_string) ||
+		    !json_object_object_get_ex(o, "engine", &engine) ||
+		    !json_object_is_type(engine, json_type_string) ||
+		    !json_object_object_get_ex(o, "status", &status) ||
+		    !json_object_is_type(status, json_type_int)) {
+			ksft_print_msg("unreadable status line: %s", line);
 			parse_failures++;
-			continue;
+		} else {
+			snprintf(d->program, sizeof(d->program), "%s", json_object_get_string(program));
+			snprintf(d->engine, sizeof(d->engine), "%s", json_object_get_string(engine));
+			d->status = json_object_get_int(status);
+			n_demos++;
 		}
-		d->status = (int)strtol(tok[i + 1], &end, 10);
-		if (*end) {
-			ksft_print_msg("unreadable status: %s\n", tok[i + 1]);
-			parse_failures++;
-			continue;
-		}
-		snprintf(d->program, sizeof(d->program), "%s", tok[0]);
-		n_demos++;
+		json_object_put(o);
 	}
 	if (f)
 		fclose(f);
@@ -184,8 +173,6 @@ static int worst_of(const struct demo_status *d)
 		if (strcmp(r->program, d->program))
 			continue;
 		if (d->engine[0] && strcmp(r->engine, d->engine))
-			continue;
-		if (d->only[0] && fnmatch(d->only, r->row->name, 0))
 			continue;
 		if (record_exit_status(r) > worst)
 			worst = record_exit_status(r);
@@ -541,10 +528,9 @@ int main(int argc, char **argv)
 
 		if ((unsigned int)want > expect_script)
 			expect_script = want;
-		ksft_test_result(demos[i].status == want, "%s%s%s%s%s exits %d as its records call "
+		ksft_test_result(demos[i].status == want, "%s%s%s exits %d as its records call "
 				 "for (it exited %d)\n", demos[i].program, demos[i].engine[0] ?
-				 " --engine " : "", demos[i].engine, demos[i].only[0] ? " --only " :
-				 "", demos[i].only, want, demos[i].status);
+				 " --engine " : "", demos[i].engine, want, demos[i].status);
 	}
 	ksft_test_result(n_demos && WIFEXITED(status) && WEXITSTATUS(status) == expect_script,
 			 "guest/demo exits %u, the worst of its demos (it ended: status %#x)\n",

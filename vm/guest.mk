@@ -54,7 +54,7 @@ COW_TREE ?= $(if $(wildcard $(KSRC)/tools/testing/selftests/mm/cow.c),$(KSRC),$(
 COW_MM := $(COW_TREE)/tools/testing/selftests/mm
 COW_HDR := $(if $(filter $(BUILD)/cow-src,$(COW_TREE)),$(COW_TREE),$(KTREE))/usr/include
 COW := $(if $(wildcard tests/cow_test.sh),$(GUEST)/lab/bin/cow $(GUEST)/lab/tests/cow-known.txt)
-# The pages whose output blocks make docs writes and tests/docs_test.sh checks, and their capture.
+# The pages whose output blocks make docs writes and rows_test checks, and their capture.
 DOCS := $(GUEST)/lab/README.md $(patsubst %,$(GUEST)/lab/%,$(wildcard docs/*.md))
 MODULES := $(if $(wildcard drivers/pindma/Kbuild),$(GUEST)/lab/modules/pindma.ko)
 # The tree's own modules (InfiniBand and rxe are modules, as distros build them), as modules_install

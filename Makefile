@@ -18,15 +18,19 @@
 SHELL := /bin/bash
 # make gdb's kernel is its own flavour (vm/kernel-gdb.config: debug info, the lx-* helpers).
 FLAVOUR ?= $(if $(filter gdb,$(MAKECMDGOALS)),gdb,normal)
-# The kernel registry (vm/lib.sh): kernel-patches/<version>/, oldest first; the default is the oldest.
-LAB_KERNELS := $(shell printf '%s\n' $(notdir $(patsubst %/,%,$(wildcard kernel-patches/*/))) | sort -V)
-KERNEL ?= $(firstword $(LAB_KERNELS))
-# KERNEL_SRC=DIR: a user's own tree instead, built out of tree, its build folder as vm/lib.sh names it.
+# KERNEL_SRC=DIR: a user's own tree instead, built out of tree.
 KERNEL_SRC ?=
-KSRC := $(if $(KERNEL_SRC),$(realpath $(KERNEL_SRC)))
-$(if $(KERNEL_SRC),$(if $(KSRC),,$(error KERNEL_SRC=$(KERNEL_SRC): no such directory)))
-BUILD ?= $(CURDIR)/build$(if $(KSRC),/src-$(notdir $(KSRC))-$(shell printf '%s' '$(KSRC)' | sha1sum | cut -c1-8),$(if $(filter $(firstword $(LAB_KERNELS)),$(KERNEL)),,/$(KERNEL)))$(if $(filter normal,$(FLAVOUR)),,/$(FLAVOUR))
-export FLAVOUR KERNEL KERNEL_SRC BUILD LAB_KERNELS
+$(if $(KERNEL_SRC),$(if $(realpath $(KERNEL_SRC)),,$(error KERNEL_SRC=$(KERNEL_SRC): no such directory)))
+# The build folder of this kernel and flavour, the cache of kernel trees, and the kernel registry
+# (kernel-patches/<version>/, oldest first; the default kernel is the oldest), as vm/lib.sh, their
+# one home, names them.
+LAB_SH := $(shell FLAVOUR='$(FLAVOUR)' KERNEL='$(KERNEL)' KERNEL_SRC='$(KERNEL_SRC)' BUILD='$(BUILD)' \
+	bash -c '. vm/lib.sh && echo "$$LAB_BUILD" "$$LAB_CACHE" $$LAB_KERNELS')
+BUILD := $(word 1,$(LAB_SH))
+LAB_CACHE := $(word 2,$(LAB_SH))
+LAB_KERNELS := $(wordlist 3,99,$(LAB_SH))
+KERNEL ?= $(firstword $(LAB_KERNELS))
+export FLAVOUR KERNEL KERNEL_SRC BUILD LAB_KERNELS LAB_CACHE
 # The lab's Python (vm/lib.sh): Debian's, whose packages vm/deps.sh installs.
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON
@@ -90,4 +94,4 @@ clean:
 	rm -rf $(CURDIR)/build
 
 distclean: clean
-	rm -rf "$${DONTFORK_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/dontfork-lab}"
+	rm -rf "$(LAB_CACHE)"

@@ -31,8 +31,9 @@ import sys
 import traceback
 
 top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-cache = os.environ.get('DONTFORK_CACHE') or os.path.join(
-    os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'dontfork-lab')
+# The cache of kernel trees, as vm/lib.sh names it (the Makefile passes it on).
+cache = os.environ.get('LAB_CACHE') or sys.exit(
+    'bisect_row.py: LAB_CACHE is unset: run it as make bisect')
 # The lab supports trees from this version on (vm/build-kernel.sh refuses older ones too).
 OLDEST = (6, 1)
 # git bisect run's answers; 255 stops it (any status from 128 on does).

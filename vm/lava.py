@@ -83,8 +83,9 @@ def lava_server_templates():
                              stdout=subprocess.PIPE, text=True).stdout.strip()
     if not version:
         sys.exit('lava: lava-dispatcher is not installed (vm/deps.sh lava)')
-    cache = os.environ.get('DONTFORK_CACHE') or os.path.join(
-        os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'dontfork-lab')
+    # The cache of kernel trees, as vm/lib.sh names it (the Makefile passes it on).
+    cache = os.environ.get('LAB_CACHE') or sys.exit(
+        'lava.py: LAB_CACHE is unset: run it as make lava')
     root = os.path.join(cache, 'lava-server-' + version)
     types = os.path.join(root, 'usr/share/lava-server/device-types')
     if not os.path.exists(os.path.join(types, 'qemu.jinja2')):

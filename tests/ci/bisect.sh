@@ -20,6 +20,8 @@
 #   tests/ci/bisect.sh USER_TREE
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=vm/lib.sh
+. "$top/vm/lib.sh"
 tree=$(cd "${1:?usage: tests/ci/bisect.sh USER_TREE}" && pwd -P)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -116,8 +118,7 @@ before=$(state)
 
 # The bisect, stopped with SIGINT (to its whole process group, as a terminal's Ctrl-C) once the
 # base has been played and the next commit's build is under way; then run again to the end.
-cache=${DONTFORK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dontfork-lab}
-steps=$cache/bisect/${tree##*/}-$(printf '%s' "$tree" | sha1sum | cut -c1-8)/steps/pin
+steps=$LAB_CACHE/bisect/${tree##*/}-$(printf '%s' "$tree" | sha1sum | cut -c1-8)/steps/pin
 rm -rf "$steps"
 # In a process group of its own (job control), with SIGINT's default action whatever this script
 # inherited (a script's background job ignores SIGINT, and exec keeps that): as a terminal's Ctrl-C
@@ -169,7 +170,7 @@ compiled() { "${LAB_PYTHON:-/usr/bin/python3}" -c 'import json, sys; print(json.
 # What the worktree's object folder compiled when it was built from nothing (vm/build-kernel.sh keeps
 # it): the steps are held to a tenth of it.
 wt=${steps%/steps/pin}/${tree##*/}
-cold=$(<"$cache/src/${tree##*/}-$(printf '%s' "$wt" | sha1sum | cut -c1-8)/obj/.lab-cold-files")
+cold=$(<"$LAB_CACHE/src/${tree##*/}-$(printf '%s' "$wt" | sha1sum | cut -c1-8)/obj/.lab-cold-files")
 for c in "$U" "$F" "$R" "$X"; do
 	[[ -f $steps/$c.json ]] || continue
 	n=$(compiled "$steps/$c.json")

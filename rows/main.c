@@ -53,8 +53,7 @@ static void print(FILE *f, const char *program, const char *engine, struct recor
 			}
 			families[r->family]->table_line(f, i + 1, &recs[i]);
 			if (recs[i].status != REC_OK)
-				fprintf(f, "   %s: %s\n", recs[i].status == REC_MISMATCH ? "mismatch" :
-					recs[i].status == REC_SKIPPED ? "skipped" : "could not run",
+				fprintf(f, "   %s: %s\n", record_status_words(recs[i].status),
 					recs[i].reason);
 		}
 	}

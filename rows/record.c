@@ -34,16 +34,26 @@ static const char *const step_names[NSTEPS] = {
 	"before-fork", "after-fork", "after-write", "after-device",
 };
 static const char *const party_names[NPARTIES] = { "device", "parent", "child" };
-static const char *const status_names[] = {
-	[REC_OK] = "ok", [REC_MISMATCH] = "mismatch", [REC_COULD_NOT_RUN] = "could-not-run",
-	[REC_SKIPPED] = "skipped",
+/* Each status's token in records, and its words in a demo's table. */
+static const struct {
+	const char *token, *words;
+} statuses[] = {
+	[REC_OK] = { "ok", "as expected" },
+	[REC_MISMATCH] = { "mismatch", "mismatch" },
+	[REC_COULD_NOT_RUN] = { "could-not-run", "could not run" },
+	[REC_SKIPPED] = { "skipped", "skipped" },
 };
 static const char *const why_lack_names[] = { "page-state", "copies", "hugetlb-pool" };
 #define N_WHY_LACKS (sizeof(why_lack_names) / sizeof(why_lack_names[0]))
 
 const char *record_status_name(enum record_status s)
 {
-	return status_names[s];
+	return statuses[s].token;
+}
+
+const char *record_status_words(enum record_status s)
+{
+	return statuses[s].words;
 }
 
 int record_exit_status(const struct record *rec)
@@ -133,7 +143,7 @@ void record_print_json(FILE *f, const struct record *rec)
 	json_object_object_add(o, "kernel", json_object_new_string(rec->kernel));
 	json_object_object_add(o, "table", json_object_new_string(rec->table));
 	json_object_object_add(o, "engine", json_object_new_string(rec->engine));
-	json_object_object_add(o, "status", json_object_new_string(status_names[rec->status]));
+	json_object_object_add(o, "status", json_object_new_string(statuses[rec->status].token));
 	json_object_object_add(o, "observed", str_or_null(rec->observed));
 	json_object_object_add(o, "expected", str_or_null(rec->expected));
 	json_object_object_add(o, "reason", json_object_new_string(rec->reason));
@@ -213,7 +223,7 @@ int record_parse_json(const char *line, struct record *rec)
 		goto out;
 	}
 	for (int i = REC_OK; i <= REC_SKIPPED; i++)
-		if (!strcmp(status, status_names[i]))
+		if (!strcmp(status, statuses[i].token))
 			st = i;
 	if (st < 0) {
 		snprintf(rec->reason, sizeof(rec->reason), "unknown status %s", status);

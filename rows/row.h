@@ -349,7 +349,9 @@ int row_child_end(struct record *rec, struct lab_child *c, int cmd, int want);
 int row_fail(struct record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Set the record's status from its observed and expected verdicts. */
 void record_judge(struct record *rec);
+/* A status's token in records ("could-not-run"), and its words in a table ("could not run"). */
 const char *record_status_name(enum record_status s);
+const char *record_status_words(enum record_status s);
 /* A program's exit status for a record: 0 as expected (or skipped), 1 mismatched, 2 could not run. */
 int record_exit_status(const struct record *rec);
 const char *row_family_name(enum row_family_id f);

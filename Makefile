@@ -41,11 +41,11 @@ test: guest
 
 # The demo's lines on the screen; the kernel's console in build/logs/demo.log (a splat shown, named).
 demo: guest
-	VM_SCREEN=program vm/run --name demo --disk $(BUILD)/disk.img --disk $(BUILD)/odirect.img,odirect -- /lab/guest/demo
+	VM_SCREEN=program vm/run --name demo --demo-disks -- /lab/guest/demo
 
 # The demo under QEMU's gdb stub: the guest waits for gdb, attached with the command vm/run prints.
 gdb: guest
-	vm/run --gdb --name gdb --disk $(BUILD)/disk.img --disk $(BUILD)/odirect.img,odirect -- /lab/guest/demo
+	vm/run --gdb --name gdb --demo-disks -- /lab/guest/demo
 
 # The long fuzz run: FUZZ_OPS operations (default a million), FUZZ_SEED to replay a seed.
 FUZZ_OPS ?= 1000000

@@ -229,13 +229,12 @@ class Steps:
     def boot(self, commit):
         """One guest plays the row; what the kernel and the row's record say."""
         data = os.path.join(self.logs, commit + '.data')
-        b = self.build
         cmd = [os.path.join(top, 'vm/run'), '--name', 'bisect-' + commit[:12], '--out', data]
         if not os.environ.get('VM_TIMEOUT'):
             cmd += ['--timeout', '600']
-        # The disks make demo gives its guest: the rows that need one find it.
-        cmd += ['--disk', b + '/disk.img', '--disk', b + '/odirect.img,odirect', '--',
-                '/lab/guest/play-row', self.row]
+        # The disks make demo gives its guest (the step's build's, BUILD in its environment):
+        # the rows that need one find it.
+        cmd += ['--demo-disks', '--', '/lab/guest/play-row', self.row]
         p = subprocess.Popen(cmd, env=dict(self.env(), VM_QUIET='1'), stderr=subprocess.PIPE,
                              text=True)
         err = list(lines_of(p, p.stderr))

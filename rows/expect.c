@@ -30,6 +30,9 @@ static const struct expectation v6_1[] = {
 	{ "pin", "COHERENT" },
 	{ "pin-dontfork", "COHERENT" },
 	{ "gup-leak", "ORPHANED" },
+	/* VM_SHARED: no copy-on-write at all. VM_WIPEONFORK: fork shares nothing with the child. */
+	{ "gup-shared", "COHERENT" },
+	{ "gup-wipeonfork", "COHERENT" },
 	{ "mlock", "ORPHANED" },
 	{ "mlock-dontfork", "COHERENT" },
 	{ "pin-switch-on", "ORPHANED" },

@@ -64,24 +64,42 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 	const struct row *r = rec->row;
 	bool orphaned = !strcmp(rec->observed, "ORPHANED");
 	bool without = r->dontfork && !r->dofork;
-	bool alive = r->child != CHILD_EXITS;
+	bool alive = r->child != CHILD_EXITS, shared = r->mem == MEM_SHARED;
+	char flags[sizeof(o->vma_flags) + 1];
 	unsigned int k = 0;
 
+	/* The kernel's own VmFlags for the range (smaps) are the stage the row claims. */
+	snprintf(flags, sizeof(flags), "%s%s%s", without ? " dc" : "", shared ? " sh" : "",
+		 r->wipeonfork ? " wf" : "");
+	CHECK(!strcmp(o->vma_flags, flags + !!flags[0]), "the range's VmFlags of dc, sh, wf are "
+	      "\"%s\" (\"%s\")", flags + !!flags[0], o->vma_flags);
 	if (without) {
 		CHECK(!o->child_has_range && !o->child_fork,
 		      "the child has no such range (MADV_DONTFORK)");
 		if (alive)
 			CHECK(!strcmp(o->child_sees, "SIGSEGV"), "touching it killed the child");
+	} else if (r->wipeonfork) {
+		CHECK(o->child_has_range && !o->child_fork,
+		      "the child has the range, with no page in it (MADV_WIPEONFORK)");
+		if (alive)
+			CHECK(!strcmp(o->child_sees, "zero"), "the child reads zeroes where the parent "
+			      "wrote");
 	} else {
 		CHECK(o->child_has_range && o->child_fork, "the child has the page after fork");
 	}
 	if (r->child == CHILD_EXITS)
 		CHECK(!strcmp(o->child_sees, "exited"), "the child exited before the parent wrote");
-	/* Never a leak from the parent into the child, whatever the verdict. */
-	if (alive && !without)
+	/*
+	 * Never a leak from the parent into the child, whatever the verdict, but through memory
+	 * both map by design (MAP_SHARED): there the child reads the parent's write.
+	 */
+	if (alive && shared)
+		CHECK(!strcmp(o->child_sees, "parent"), "the child reads the parent's write (one page "
+		      "for both)");
+	else if (alive && !without && !r->wipeonfork)
 		CHECK(o->child_prefork, "the child still reads the pre-fork bytes where the parent "
 		      "wrote");
-	if (r->mem != MEM_PAGE)
+	if (r->mem == MEM_THP || r->mem == MEM_HUGETLB)
 		CHECK(r->mem == MEM_THP ? o->thp : o->hugetlb, "the page was part of a %s",
 		      r->mem == MEM_THP ? "THP" : "hugetlb page");
 	/*
@@ -133,7 +151,10 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 			      "(the leak direction)");
 	} else {
 		CHECK(o->par_after == o->par_before, "the parent kept its page");
-		if (!without)
+		if (shared)
+			CHECK(o->child_fork == o->drv_before, "the child maps the driver's very page "
+			      "(VM_SHARED: no copy on either side)");
+		else if (!without && !r->wipeonfork)
 			CHECK(o->child_fork != o->drv_before || r->child == CHILD_EXITS,
 			      "a page shared at fork stayed the parent's only once the child left");
 		if (r->child == CHILD_READS_DEVICE)
@@ -199,7 +220,7 @@ static const char *mode_name(uint32_t mode)
 
 static const char *mem_name(enum memkind m)
 {
-	return m == MEM_THP ? "THP" : m == MEM_HUGETLB ? "huge" : "page";
+	return m == MEM_THP ? "THP" : m == MEM_HUGETLB ? "huge" : m == MEM_SHARED ? "shm" : "page";
 }
 
 static char *pfn_str(char *buf, size_t n, uint64_t pfn)
@@ -304,6 +325,7 @@ static const struct field pindma_fields[] = {
 	OBS_FIELD(pindma, F_STR, child_sees), OBS_FIELD(pindma, F_U32, engine),
 	OBS_FIELD(pindma, F_I64, edu_irqs), OBS_FIELD(pindma, F_U64, edu_dst_pfn),
 	OBS_FIELD(pindma, F_BOOL, thp), OBS_FIELD(pindma, F_BOOL, hugetlb),
+	OBS_FIELD(pindma, F_STR, vma_flags),
 	{ NULL },
 };
 

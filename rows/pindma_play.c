@@ -4,7 +4,8 @@
  * a hugetlb page), optionally MADV_DONTFORK (and DOFORK), held by pindma (or only mlock()ed); a
  * control transfer shows the device reaches the parent's page; then fork, a parent write (or, for a
  * re-pin row, a second pin of the page without WRITE and no write at all), a device write and a
- * device read. Every party's PFN is read before the fork, after it and after the write. The child answers over the lab's parent/child pipes, so it stays alive across the write.
+ * device read. Every party's PFN is read before the fork, after it and after the write. The child
+ * answers over the lab's parent/child pipes, so it stays alive across the write.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,6 +85,18 @@ static int child_main(struct lab_child *c, void *arg)
 	return lab_child_report(c, &r, sizeof(r)) ? 1 : 0;
 }
 
+/* Which of the VmFlags that decide what fork gives the child the range has, by the kernel's smaps. */
+static void vma_flags(struct record *rec, const char *page)
+{
+	static const char *const decide[] = { "dc", "sh", "wf" };
+	char *o = rec->pindma.vma_flags;
+	size_t n = sizeof(rec->pindma.vma_flags);
+
+	for (unsigned int i = 0; i < sizeof(decide) / sizeof(decide[0]); i++)
+		if (lab_has_vmflag(page, decide[i]))
+			snprintf(o + strlen(o), n - strlen(o), "%s%s", o[0] ? " " : "", decide[i]);
+}
+
 static const char *classify(const char *bytes)
 {
 	if (!memcmp(bytes, PREFORK, TAG))
@@ -92,7 +105,10 @@ static const char *classify(const char *bytes)
 		return "parent";
 	if (!memcmp(bytes, DEVICE, TAG))
 		return "device";
-	return "other";
+	for (int i = 0; i < TAG; i++)
+		if (bytes[i])
+			return "other";
+	return "zero";
 }
 
 /* A PFN the row needs: present, and read; anything else is a row that cannot run. */
@@ -136,11 +152,14 @@ static int dma(struct record *rec, int fd, unsigned long req, uint32_t handle, u
 	return 0;
 }
 
-/* The memory: a base page, or a 2 MiB THP or hugetlb page; *map and *maplen to unmap it. */
+/*
+ * The memory: a base page, a 2 MiB THP or hugetlb page, or a page of MAP_SHARED anonymous memory;
+ * *map and *maplen to unmap it.
+ */
 static char *get_memory(const struct row *r, struct record *rec, char **map, size_t *maplen)
 {
 	struct pindma_obs *o = &rec->pindma;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	int flags = (r->mem == MEM_SHARED ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS;
 	char *p;
 
 	*maplen = r->mem == MEM_THP ? 2 * HPAGE : r->mem == MEM_HUGETLB ? HPAGE : LAB_PAGE;
@@ -193,6 +212,9 @@ static int play(const struct row *r, const struct play_opts *opts, struct record
 		return row_fail(rec, "MADV_DONTFORK");
 	if (r->dofork && madvise(page, advise_len, MADV_DOFORK))
 		return row_fail(rec, "MADV_DOFORK");
+	if (r->wipeonfork && madvise(page, advise_len, MADV_WIPEONFORK))
+		return row_fail(rec, "MADV_WIPEONFORK");
+	vma_flags(rec, page);
 	if (r->pindma.mode) {
 		ret = pindma_pin(fd, page, LAB_PAGE, r->pindma.mode, PINDMA_PIN_WRITE, &handle);
 		if (ret)
@@ -228,7 +250,8 @@ static int play(const struct row *r, const struct play_opts *opts, struct record
 		goto out;
 	o->child_fork = cr.pfn;
 	o->child_has_range = cr.has_range;
-	if (cr.has_range && !cr.pfn) {
+	/* MADV_WIPEONFORK gives the child the range with no page in it. */
+	if (cr.has_range && !cr.pfn && !r->wipeonfork) {
 		errno = 0;
 		row_fail(rec, "the child maps the range but has no page there");
 		goto out;
@@ -351,7 +374,8 @@ int play_pindma(const struct row *r, const struct play_opts *opts, struct record
 	}
 	page = get_memory(r, rec, &map, &maplen);
 	if (page)
-		ret = play(r, opts, rec, page, r->mem == MEM_PAGE ? LAB_PAGE : HPAGE, fd);
+		ret = play(r, opts, rec, page,
+			   r->mem == MEM_THP || r->mem == MEM_HUGETLB ? HPAGE : LAB_PAGE, fd);
 	if (map != MAP_FAILED)
 		munmap(map, maplen);
 	if (fd >= 0)

@@ -113,7 +113,8 @@ static int play_with_switch(const struct row *r, const struct play_opts *o, stru
 	}
 	if (old < 0) {
 		row_fail(rec, "reading " LAB_SWITCH);
-	} else if ((r->fork_switch != SWITCH_OFF || switch_set(rec, 1)) && switch_set(rec, r->fork_switch == SWITCH_ON)) {
+	} else if ((r->fork_switch != SWITCH_OFF || switch_set(rec, 1)) &&
+		   switch_set(rec, r->fork_switch == SWITCH_ON)) {
 		/* "Off again" is only that after the switch was on: on, then off, in this row. */
 		ret = play(r, o, rec);
 	}

@@ -50,8 +50,8 @@ enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
 /* The fork switch, vm.fork_share_pinned (kernel-patches/0002), while a row plays; restored after. */
 enum fork_switch { SWITCH_LEAVE, SWITCH_ON, SWITCH_OFF };
 
-/* The memory a pin row holds. */
-enum memkind { MEM_PAGE, MEM_THP, MEM_HUGETLB };
+/* The memory a pin row holds: private anonymous memory, or a page of MAP_SHARED anonymous (shmem). */
+enum memkind { MEM_PAGE, MEM_THP, MEM_HUGETLB, MEM_SHARED };
 
 /* The child's part once forked. */
 enum child_part {
@@ -77,6 +77,7 @@ struct row {
 	enum fork_switch fork_switch;
 	bool dontfork;		/* MADV_DONTFORK on the range before the fork */
 	bool dofork;		/* then MADV_DOFORK, still before the fork */
+	bool wipeonfork;	/* MADV_WIPEONFORK on the range before the fork */
 	bool fork;		/* fork at all (the control rows do not) */
 	enum child_part child;
 	enum memkind mem;
@@ -151,8 +152,10 @@ struct pindma_obs {
 	bool device_reads_own;	/* the device reads back what it wrote after the fork */
 	bool child_has_range;	/* the child's maps cover the page */
 	bool child_prefork;	/* the child reads the pre-fork bytes where the parent wrote */
-	char child_sees[24];	/* what the child read at the end: pre-fork, parent, device, other,
-				 * SIGSEGV, exited */
+	char child_sees[24];	/* what the child read at the end: pre-fork, parent, device, zero,
+				 * other, SIGSEGV, exited */
+	char vma_flags[12];	/* which of dc, sh, wf the parent's VmFlags (smaps) had for the
+				 * range before the fork: what decides what fork gives the child */
 	uint32_t engine;	/* PINDMA_ENGINE_* that served the DMA, by the driver's reply */
 	int64_t edu_irqs;	/* edu's interrupts over the row's DMA, by the kernel's count (one
 				 * per transfer; -1: none counted, no edu) */

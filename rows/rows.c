@@ -47,13 +47,29 @@ const struct row rows[] = {
 	  .note = "the device's bytes land in the child's page: the child reads them (the leak "
 		  "direction)",
 	  .needs = NEED_PINDMA, .pindma.mode = GUP },
+	/*
+	 * The child's side: what a child forked after the setup finds in a pinned range (DONTFORK's
+	 * rows above: nothing there, SIGSEGV). The two other answers: memory both map, and a range
+	 * the child gets empty.
+	 */
+	{ .name = "gup-shared", .family = FAM_PINDMA, .fork = true, .mem = MEM_SHARED,
+	  .title = "GUP of MAP_SHARED anonymous memory, child alive",
+	  .note = "a shared mapping is never copied on write: parent, child and device keep one page, "
+		  "and the child reads the parent's write",
+	  .needs = NEED_PINDMA, .pindma.mode = GUP },
+	{ .name = "gup-wipeonfork", .family = FAM_PINDMA, .fork = true, .wipeonfork = true,
+	  .title = "GUP with MADV_WIPEONFORK, child alive",
+	  .note = "the child gets the range with no page in it and reads zeroes; the parent's page "
+		  "was never shared, so its write reuses it",
+	  .needs = NEED_PINDMA, .pindma.mode = GUP },
 	{ .name = "mlock", .family = FAM_PINDMA, .fork = true,
 	  .title = "mlock() only, no driver",
 	  .note = "the page the parent locked stays with the child; the parent's PFN moves" },
 	{ .name = "mlock-dontfork", .family = FAM_PINDMA, .fork = true, .dontfork = true,
 	  .title = "mlock() with MADV_DONTFORK, no driver",
 	  .note = "the parent's PFN stays put" },
-	{ .name = "pin-switch-on", .family = FAM_PINDMA, .fork = true, .fork_switch = SWITCH_ON, .picture = true,
+	{ .name = "pin-switch-on", .family = FAM_PINDMA, .fork = true, .fork_switch = SWITCH_ON,
+	  .picture = true,
 	  .title = "PIN_LONGTERM, vm.fork_share_pinned=1",
 	  .note = "the switch makes fork share the pinned page: the 2006 bug, with FOLL_PIN",
 	  .needs = PINDMA_NEEDS(SWITCH_ON), .pindma.mode = PIN },
@@ -66,7 +82,8 @@ const struct row rows[] = {
 	  .title = "PIN_LONGTERM, vm.fork_share_pinned=0 again",
 	  .note = "turned on, then off again before the fork: fork copies for the child again",
 	  .needs = PINDMA_NEEDS(SWITCH_OFF), .pindma.mode = PIN },
-	{ .name = "pin-switch-on-child-exited", .family = FAM_PINDMA, .fork = true, .fork_switch = SWITCH_ON,
+	{ .name = "pin-switch-on-child-exited", .family = FAM_PINDMA, .fork = true,
+	  .fork_switch = SWITCH_ON,
 	  .child = CHILD_EXITS,
 	  .title = "PIN_LONGTERM, vm.fork_share_pinned=1, child exited before the parent writes",
 	  .note = "what the switch does not bring back: before 5.9 the write fault reused a page its "
@@ -146,7 +163,8 @@ const struct row rows[] = {
 	  .needs = NEED_IOURING | NEED_0002,
 	  .title = "io_uring fixed buffer, vm.fork_share_pinned=1",
 	  .note = "fork shares the pinned page: the ring writes out the pre-fork bytes" },
-	{ .name = "iouring-switch-on-dontfork", .family = FAM_IOURING, .fork = true, .fork_switch = SWITCH_ON,
+	{ .name = "iouring-switch-on-dontfork", .family = FAM_IOURING, .fork = true,
+	  .fork_switch = SWITCH_ON,
 	  .dontfork = true, .needs = NEED_IOURING | NEED_0002,
 	  .title = "io_uring fixed buffer, vm.fork_share_pinned=1, MADV_DONTFORK",
 	  .note = "MADV_DONTFORK protects the buffer again" },

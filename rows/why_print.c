@@ -42,6 +42,27 @@ static void state_words(FILE *f, const struct page_state *s, char l)
 		fprintf(f, ", pincount %lld", (long long)s->pincount);
 }
 
+/* What each VmFlag a pin row records (pindma_obs.vma_flags) makes fork give the child. */
+static const struct {
+	const char *flag, *says;
+} vma_rules[] = {
+	{ "dc", "VM_DONTCOPY (MADV_DONTFORK): fork leaves the range out of the child" },
+	{ "sh", "VM_SHARED: fork maps the same page into the child, and no write copies it" },
+	{ "wf", "VM_WIPEONFORK (MADV_WIPEONFORK): fork gives the child the range with no page in "
+		"it, and the parent's page stays its own" },
+};
+
+static void vma_words(FILE *f, const char *flags)
+{
+	char copy[16], *save, *t;
+
+	snprintf(copy, sizeof(copy), "%s", flags);
+	for (t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		for (unsigned int i = 0; i < sizeof(vma_rules) / sizeof(vma_rules[0]); i++)
+			if (!strcmp(t, vma_rules[i].flag))
+				fprintf(f, "      the range's VmFlags has %s: %s\n", t, vma_rules[i].says);
+}
+
 /*
  * The lines under a pin row's picture. Every sentence follows from the recorded state and the
  * rule of this kernel's era (rows/expect.c), never from the row's name.
@@ -73,9 +94,13 @@ void why_print(FILE *f, const struct record *rec)
 		state_words(f, s, letter(seen, &n, s->pfn));
 		fprintf(f, "\n");
 	}
+	vma_words(f, rec->pindma.vma_flags);
 	s = &rec->page_state[STEP_AFTER_FORK][PARTY_PARENT];
 	p = PARTY_CHILD;
-	if (s->valid && rules) {
+	if (s->valid && rec->row->mem == MEM_SHARED) {
+		fprintf(f, "      page %c is a shared mapping's: the parent's write goes to it, "
+			"whoever else maps or holds it\n", letter(seen, &n, s->pfn));
+	} else if (s->valid && rules) {
 		const struct page_state *c = &rec->page_state[STEP_AFTER_FORK][p];
 		const struct page_state *d = &rec->page_state[STEP_AFTER_FORK][PARTY_DEVICE];
 		bool huge = rec->row->mem == MEM_HUGETLB;

@@ -120,7 +120,7 @@ FIXTURE_TEARDOWN(repro)
 /* Whether the reproducer plays row r's stage: otherwise the row's verdict says nothing of it. */
 static bool playable(const struct row *r)
 {
-	if (!r->fork || r->dofork || r->child != CHILD_LIVES || r->mem != MEM_PAGE)
+	if (!r->fork || r->dofork || r->wipeonfork || r->child != CHILD_LIVES || r->mem != MEM_PAGE)
 		return false;
 	if (r->family == FAM_VERBS)
 		return r->verbs.kind == VERBS_HCA && !r->verbs.hugepages_safe_env;

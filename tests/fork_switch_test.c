@@ -153,34 +153,49 @@ TEST(turning_it_on_taints_and_warns_once)
 	EXPECT_EQ(1, seen) TH_LOG("the warning was logged %d times", seen);
 }
 
-FIXTURE(dev)
-{
+/* What the driver holds and the kernel's FOLL_PIN counters, when a fixture starts. */
+struct held {
 	int fd;
 	long vmpin, pins;
 	struct pindma_info start;
 };
 
-FIXTURE_SETUP(dev)
+static void held_start(struct __test_metadata *_metadata, struct held *h)
 {
-	self->fd = pindma_open();
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &self->start));
-	self->vmpin = lab_status_kb("VmPin");
-	self->pins = lab_foll_pins();
+	h->fd = pindma_open();
+	ASSERT_LE(0, h->fd);
+	ASSERT_EQ(0, ioctl(h->fd, PINDMA_IOC_INFO, &h->start));
+	h->vmpin = lab_status_kb("VmPin");
+	h->pins = lab_foll_pins();
 }
 
-/* The driver's bookkeeping and, independent of it, the kernel's FOLL_PIN counters. */
-FIXTURE_TEARDOWN(dev)
+/* At its end: the driver's bookkeeping and, independent of it, the kernel's FOLL_PIN counters. */
+static void held_end(struct __test_metadata *_metadata, struct held *h)
 {
 	struct pindma_info now;
 
 	switch_write(0);
-	EXPECT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &now));
-	EXPECT_EQ(self->start.pages_held, now.pages_held);
-	EXPECT_EQ(self->start.handles, now.handles);
-	EXPECT_EQ(self->vmpin, lab_status_kb("VmPin"));
-	EXPECT_EQ(self->pins, lab_foll_pins()) TH_LOG("FOLL_PIN acquired and released differ");
-	close(self->fd);
+	EXPECT_EQ(0, ioctl(h->fd, PINDMA_IOC_INFO, &now));
+	EXPECT_EQ(h->start.pages_held, now.pages_held);
+	EXPECT_EQ(h->start.handles, now.handles);
+	EXPECT_EQ(h->vmpin, lab_status_kb("VmPin"));
+	EXPECT_EQ(h->pins, lab_foll_pins()) TH_LOG("FOLL_PIN acquired and released differ");
+	close(h->fd);
+}
+
+FIXTURE(dev)
+{
+	struct held h;
+};
+
+FIXTURE_SETUP(dev)
+{
+	held_start(_metadata, &self->h);
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	held_end(_metadata, &self->h);
 }
 
 /*
@@ -194,9 +209,7 @@ FIXTURE_TEARDOWN(dev)
  */
 FIXTURE(page)
 {
-	int fd;
-	long vmpin, pins;
-	struct pindma_info start;
+	struct held h;
 	char *map, *p;
 	size_t len;
 };
@@ -214,11 +227,7 @@ FIXTURE_VARIANT_ADD(page, hugetlb) { .hugetlb = true, .orphaned_once_child_exits
 FIXTURE_SETUP(page)
 {
 	self->map = MAP_FAILED;
-	self->fd = pindma_open();
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &self->start));
-	self->vmpin = lab_status_kb("VmPin");
-	self->pins = lab_foll_pins();
+	held_start(_metadata, &self->h);
 	/* Without 0002 each test skips (a user's tree) or fails, by LAB_NEEDS_PATCH. */
 	if (lab_lacks_patch("0002"))
 		return;
@@ -250,35 +259,26 @@ FIXTURE_SETUP(page)
 			TH_LOG("no THP was allocated for the range");
 }
 
-/* The driver's bookkeeping and, independent of it, the kernel's FOLL_PIN counters. */
 FIXTURE_TEARDOWN(page)
 {
-	struct pindma_info now;
-
-	switch_write(0);
-	EXPECT_EQ(0, ioctl(self->fd, PINDMA_IOC_INFO, &now));
-	EXPECT_EQ(self->start.pages_held, now.pages_held);
-	EXPECT_EQ(self->start.handles, now.handles);
-	EXPECT_EQ(self->vmpin, lab_status_kb("VmPin"));
-	EXPECT_EQ(self->pins, lab_foll_pins()) TH_LOG("FOLL_PIN acquired and released differ");
 	if (self->map != MAP_FAILED)
 		munmap(self->map, self->len);
-	close(self->fd);
+	held_end(_metadata, &self->h);
 }
 
 TEST_F(page, is_shared_only_while_on)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
-	EXPECT_EQ(1, orphaned_after_fork(self->fd, self->p, 1));
+	EXPECT_EQ(1, orphaned_after_fork(self->h.fd, self->p, 1));
 	/* A THP: this round pins another of its subpages than the first round did. */
-	EXPECT_EQ(0, orphaned_after_fork(self->fd, self->p + (variant->thp ? 8 * LAB_PAGE : 0),
+	EXPECT_EQ(0, orphaned_after_fork(self->h.fd, self->p + (variant->thp ? 8 * LAB_PAGE : 0),
 					 0));
 }
 
 TEST_F(page, once_the_child_exits)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
-	EXPECT_EQ(variant->orphaned_once_child_exits, orphaned_after(self->fd, self->p, 1, true))
+	EXPECT_EQ(variant->orphaned_once_child_exits, orphaned_after(self->h.fd, self->p, 1, true))
 		TH_LOG("%s", variant->hugetlb ? "the mapcount rule" : "the refcount rule");
 }
 
@@ -303,7 +303,7 @@ TEST_F_TIMEOUT(dev, pins_from_while_on_release_cleanly_after_off, 600)
 	ASSERT_NE(MAP_FAILED, p);
 	memset(p, 1, 4 * LAB_PAGE);
 	for (int i = 0; i < 1000; i++) {
-		int r = orphaned_after_fork(self->fd, p + (i % 4) * LAB_PAGE, 1);
+		int r = orphaned_after_fork(self->h.fd, p + (i % 4) * LAB_PAGE, 1);
 		struct lab_page_state st;
 
 		ASSERT_LE(0, r);

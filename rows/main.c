@@ -104,7 +104,8 @@ static int exit_status(const struct record *recs, unsigned int n)
 	return worst;
 }
 
-static bool wanted(const struct row *r, unsigned int mask, const char **only, unsigned int n_only)
+static bool wanted(const struct row *r, unsigned int mask, const char *const *only,
+		   unsigned int n_only)
 {
 	if (!(mask & (1u << r->family)))
 		return false;
@@ -134,9 +135,9 @@ static void usage(const char *program)
 	exit(2);
 }
 
-/* Records played earlier, of this program's families (and engine), in the order they were played. */
+/* Records played earlier, of this program's families (and engine), in the order played. */
 static unsigned int load(const char *path, unsigned int mask, const char *engine,
-			 const char **only, unsigned int n_only, struct record *recs)
+			 const char *const *only, unsigned int n_only, struct record *recs)
 {
 	char line[8192];
 	unsigned int n = 0, lineno = 0;
@@ -164,7 +165,19 @@ static unsigned int load(const char *path, unsigned int mask, const char *engine
 	return n;
 }
 
-int rows_main(int argc, char **argv, const char *program, unsigned int mask)
+/* What the command line asks of a demo. */
+struct args {
+	const char *only[MAX_RECORDS];
+	unsigned int n_only, parts;
+	const char *engine, *render, *records;
+	bool json, why_only;
+	/* The kernel's view is recorded for the rows of a family that has one (unless --no-why). */
+	struct play_opts play;
+};
+
+/* The options into *a: -1, or the status to exit with at once (--families, --row-child). */
+static int parse_args(int argc, char **argv, const char *program, unsigned int mask,
+		      struct args *a)
 {
 	static const struct option opts[] = {
 		{ "only", required_argument, NULL, 'o' },
@@ -180,25 +193,19 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static struct record recs[MAX_RECORDS];
-	const char *only[MAX_RECORDS], *engine = NULL, *render = NULL, *records = NULL;
-	unsigned int n_only = 0, n = 0, parts = 0;
-	FILE *rf = NULL;
-	/* The kernel's view is recorded for the rows of a family that has one (unless --no-why). */
-	struct play_opts play = { .engine = "auto", .why = true };
-	bool json = false, why_only = false;
+	const struct row *r;
+	unsigned int part;
 	int c;
 
+	*a = (struct args){ .play = { .engine = "auto", .why = true } };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'C': {
+		case 'C':
 			/* A play's fresh process (rows/verbs_play.c): the row's family plays it. */
-			const struct row *r = row_find(optarg);
-
+			r = row_find(optarg);
 			if (!r || !families[r->family]->row_child || !(mask & (1u << r->family)))
 				usage(program);
 			return families[r->family]->row_child(optarg);
-		}
 		case 'F':
 			/* What this program plays, for rows_test to know which rows to expect from it. */
 			for (unsigned int f = 0; f < FAM_COUNT; f++)
@@ -207,38 +214,39 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 			return 0;
 		case 'w':
 			/* --why NAME plays NAME and shows only the kernel's view of it */
-			why_only = true;
+			a->why_only = true;
 			__attribute__((fallthrough));
 		case 'o':
-			if (n_only == MAX_RECORDS || !names_a_row(optarg, mask)) {
+			if (a->n_only == MAX_RECORDS || !names_a_row(optarg, mask)) {
 				fprintf(stderr, "%s: no row named %s here\n", program, optarg);
 				return 2;
 			}
-			only[n_only++] = optarg;
+			a->only[a->n_only++] = optarg;
 			break;
 		case 'e':
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "edu") && strcmp(optarg, "auto"))
 				usage(program);
-			engine = optarg;
+			a->engine = a->play.engine = optarg;
 			break;
 		case 'j':
-			json = true;
+			a->json = true;
 			break;
 		case 'N':
-			play.why = false;
+			a->play.why = false;
 			break;
 		case 'r':
-			records = optarg;
+			a->records = optarg;
 			break;
 		case 'R':
-			render = optarg;
+			a->render = optarg;
 			break;
 		case 'p':
-			parts |= !strcmp(optarg, "table") ? PART_TABLE : !strcmp(optarg, "notes") ?
-				 PART_NOTES : !strcmp(optarg, "pictures") ? PART_PICTURES :
-				 !strcmp(optarg, "summary") ? PART_SUMMARY : 0;
-			if (!parts)
+			part = !strcmp(optarg, "table") ? PART_TABLE : !strcmp(optarg, "notes") ?
+			       PART_NOTES : !strcmp(optarg, "pictures") ? PART_PICTURES :
+			       !strcmp(optarg, "summary") ? PART_SUMMARY : 0;
+			if (!part)
 				usage(program);
+			a->parts |= part;
 			break;
 		default:
 			usage(program);
@@ -246,32 +254,31 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 	}
 	if (optind < argc)
 		usage(program);
-	if (!parts)
-		parts = PART_ALL;
-	if (render) {
-		n = load(render, mask, engine, only, n_only, recs);
-		if (why_only)
-			for (unsigned int i = 0; i < n; i++)
-				print_why(stdout, &recs[i]);
-		else
-			print(stdout, program, engine, recs, n, parts);
-		return exit_status(recs, n);
-	}
-	if (records) {
-		rf = fopen(records, "a");
+	if (!a->parts)
+		a->parts = PART_ALL;
+	return -1;
+}
+
+/* Play the rows asked for, each record printed as it comes (--json, --records); how many. */
+static unsigned int play_rows(const struct args *a, const char *program, unsigned int mask,
+			      struct record *recs)
+{
+	FILE *rf = NULL;
+	unsigned int n = 0;
+
+	if (a->records) {
+		rf = fopen(a->records, "a");
 		if (!rf) {
-			perror(records);
-			return 2;
+			perror(a->records);
+			exit(2);
 		}
 	}
-	if (engine)
-		play.engine = engine;
 	for (unsigned int i = 0; i < n_rows && n < MAX_RECORDS; i++) {
-		if (!wanted(&rows[i], mask, only, n_only))
+		if (!wanted(&rows[i], mask, a->only, a->n_only))
 			continue;
-		row_play(&rows[i], &play, &recs[n]);
+		row_play(&rows[i], &a->play, &recs[n]);
 		snprintf(recs[n].program, sizeof(recs[n].program), "%s", program);
-		if (json)
+		if (a->json)
 			record_print_json(stdout, &recs[n]);
 		if (rf)
 			record_print_json(rf, &recs[n]);
@@ -279,12 +286,35 @@ int rows_main(int argc, char **argv, const char *program, unsigned int mask)
 	}
 	if (rf)
 		fclose(rf);
-	if (!json) {
-		if (why_only)
-			for (unsigned int i = 0; i < n; i++)
-				print_why(stdout, &recs[i]);
-		else
-			print(stdout, program, engine, recs, n, parts);
+	return n;
+}
+
+static void show(const struct args *a, const char *program, struct record *recs, unsigned int n)
+{
+	if (!a->why_only) {
+		print(stdout, program, a->engine, recs, n, a->parts);
+		return;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		print_why(stdout, &recs[i]);
+}
+
+int rows_main(int argc, char **argv, const char *program, unsigned int mask)
+{
+	static struct record recs[MAX_RECORDS];
+	struct args a;
+	unsigned int n;
+	int now = parse_args(argc, argv, program, mask, &a);
+
+	if (now >= 0)
+		return now;
+	if (a.render) {
+		n = load(a.render, mask, a.engine, a.only, a.n_only, recs);
+		show(&a, program, recs, n);
+	} else {
+		n = play_rows(&a, program, mask, recs);
+		if (!a.json)
+			show(&a, program, recs, n);
 	}
 	return exit_status(recs, n);
 }

@@ -188,164 +188,209 @@ static char *get_memory(const struct row *r, struct record *rec, char **map, siz
 	return p;
 }
 
-static int play(const struct row *r, const struct play_opts *opts, struct record *rec,
-		char *page, size_t advise_len, int fd)
-{
-	struct pindma_obs *o = &rec->pindma;
-	struct stage st = { .row = r, .page = page };
-	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
-	uint32_t handle = 0, repin = 0, eng = PINDMA_ENGINE_AUTO, used;
-	char seen[OFF_DEVICE + TAG], wsbuf[48];
-	uint64_t src, dst, count;
-	struct child_report cr;
-	int ret = -1, status, unpinned;
-	long long irqs = -1;
+/* One play of a pin row: what it holds, its child, and where it is. */
+struct play {
+	const struct row *r;
+	const struct play_opts *opts;
+	struct record *rec;
+	struct pindma_obs *o;
+	char *page;
+	int fd;
+	uint32_t handle, repin, eng;
+	long long irqs;		/* edu's interrupts before the control, by the kernel's count */
+	struct stage st;
+	struct lab_child child;
+};
 
-	if (!strcmp(opts->engine, "cpu"))
-		eng = PINDMA_ENGINE_CPU;
-	else if (!strcmp(opts->engine, "edu"))
-		eng = PINDMA_ENGINE_EDU;
-	memcpy(page + OFF_PARENT, PREFORK, TAG);
-	memcpy(page + OFF_DEVICE, PREFORK, TAG);
+/* Before the fork: the stage (the madvise calls), then the pin and the control, or the mlock. */
+static int before_fork(struct play *p, size_t advise_len)
+{
+	const struct row *r = p->r;
+	struct record *rec = p->rec;
+	uint32_t used = p->eng;
+	int ret;
+
+	memcpy(p->page + OFF_PARENT, PREFORK, TAG);
+	memcpy(p->page + OFF_DEVICE, PREFORK, TAG);
 	errno = 0;
-	if (r->dontfork && madvise(page, advise_len, MADV_DONTFORK))
+	if (r->dontfork && madvise(p->page, advise_len, MADV_DONTFORK))
 		return row_fail(rec, "MADV_DONTFORK");
-	if (r->dofork && madvise(page, advise_len, MADV_DOFORK))
+	if (r->dofork && madvise(p->page, advise_len, MADV_DOFORK))
 		return row_fail(rec, "MADV_DOFORK");
-	if (r->wipeonfork && madvise(page, advise_len, MADV_WIPEONFORK))
+	if (r->wipeonfork && madvise(p->page, advise_len, MADV_WIPEONFORK))
 		return row_fail(rec, "MADV_WIPEONFORK");
-	vma_flags(rec, page);
-	if (r->pindma.mode) {
-		ret = pindma_pin(fd, page, LAB_PAGE, r->pindma.mode, PINDMA_PIN_WRITE, &handle);
-		if (ret)
-			return errno = -ret, row_fail(rec, "pin");
-		ret = -1;
-		if (query(rec, fd, handle, &o->drv_before))
-			goto out;
-		/* The control: the device reaches the page the parent sees. */
-		irqs = lab_edu_irqs();
-		used = eng;
-		if (dma(rec, fd, PINDMA_IOC_DMA_WRITE, handle, OFF_CONTROL, (void *)CONTROL, TAG,
-			&used))
-			goto out;
-		o->control_moved = !memcmp(page + OFF_CONTROL, CONTROL, TAG);
-	} else if (mlock(page, LAB_PAGE)) {
-		return row_fail(rec, "mlock");
-	}
-	if (present_pfn(rec, page, &o->par_before, "parent's"))
-		goto out;
-	if (opts->why) {
+	vma_flags(rec, p->page);
+	if (!r->pindma.mode)
+		return mlock(p->page, LAB_PAGE) ? row_fail(rec, "mlock") : 0;
+	ret = pindma_pin(p->fd, p->page, LAB_PAGE, r->pindma.mode, PINDMA_PIN_WRITE, &p->handle);
+	if (ret)
+		return errno = -ret, row_fail(rec, "pin");
+	if (query(rec, p->fd, p->handle, &p->o->drv_before))
+		return -1;
+	/* The control: the device reaches the page the parent sees. */
+	p->irqs = lab_edu_irqs();
+	if (dma(rec, p->fd, PINDMA_IOC_DMA_WRITE, p->handle, OFF_CONTROL, (void *)CONTROL, TAG,
+		&used))
+		return -1;
+	p->o->control_moved = !memcmp(p->page + OFF_CONTROL, CONTROL, TAG);
+	return 0;
+}
+
+/* The fork: the child's first look, the parent's page after it, and a child that exits gone. */
+static int fork_child(struct play *p)
+{
+	const struct row *r = p->r;
+	struct record *rec = p->rec;
+	struct pindma_obs *o = p->o;
+	struct child_report cr;
+
+	if (present_pfn(rec, p->page, &o->par_before, "parent's"))
+		return -1;
+	if (p->opts->why) {
 		why_step(rec, STEP_BEFORE_FORK, o->drv_before, o->par_before, 0);
 		why_fork_begin(rec);
 	}
-	if (lab_child_start(&child, child_main, &st)) {
-		row_fail(rec, "fork");
-		goto out;
-	}
-	if (lab_child_read(&child, &cr, sizeof(cr))) {
-		row_fail(rec, "the child's report after the fork");
-		goto out;
-	}
+	if (lab_child_start(&p->child, child_main, &p->st))
+		return row_fail(rec, "fork");
+	if (lab_child_read(&p->child, &cr, sizeof(cr)))
+		return row_fail(rec, "the child's report after the fork");
 	if (child_report_ok(rec, &cr))
-		goto out;
+		return -1;
 	o->child_fork = cr.pfn;
 	o->child_has_range = cr.has_range;
 	/* MADV_WIPEONFORK gives the child the range with no page in it. */
 	if (cr.has_range && !cr.pfn && !r->wipeonfork) {
 		errno = 0;
-		row_fail(rec, "the child maps the range but has no page there");
-		goto out;
+		return row_fail(rec, "the child maps the range but has no page there");
 	}
-	if (present_pfn(rec, page, &o->par_fork, "parent's"))
-		goto out;
+	if (present_pfn(rec, p->page, &o->par_fork, "parent's"))
+		return -1;
 	if (r->child == CHILD_EXITS) {
-		if (row_child_end(rec, &child, -1, CHILD_EXIT_CODE))
-			goto out;
+		if (row_child_end(rec, &p->child, -1, CHILD_EXIT_CODE))
+			return -1;
 		snprintf(o->child_sees, sizeof(o->child_sees), "exited");
 	}
 	/* What the parent's write will find: after the fork, and once a child that exits is gone. */
-	if (opts->why)
+	if (p->opts->why)
 		why_step(rec, STEP_AFTER_FORK, o->drv_before, o->par_fork,
 			 r->child == CHILD_EXITS ? 0 : o->child_fork);
+	return 0;
+}
+
+/* The parent writes (the copy-on-write fault, if the page is shared), or pins it again. */
+static int parent_acts(struct play *p)
+{
+	const struct row *r = p->r;
+	struct record *rec = p->rec;
+	struct pindma_obs *o = p->o;
+	int ret;
 
 	if (r->pindma.repin_ro) {
-		/* Or pins it again, read-only: the unshare fault, if the page is shared. */
-		ret = pindma_pin(fd, page, LAB_PAGE, r->pindma.mode, 0, &repin);
-		if (ret) {
-			errno = -ret;
-			ret = row_fail(rec, "the read-only re-pin");
-			goto out;
-		}
-		ret = -1;
-		if (query(rec, fd, repin, &o->repin))
-			goto out;
+		/* A read-only pin: the unshare fault, if the page is shared. */
+		ret = pindma_pin(p->fd, p->page, LAB_PAGE, r->pindma.mode, 0, &p->repin);
+		if (ret)
+			return errno = -ret, row_fail(rec, "the read-only re-pin");
+		if (query(rec, p->fd, p->repin, &o->repin))
+			return -1;
 	} else {
-		/* The parent writes: the copy-on-write fault, if the page is shared. */
-		memcpy(page + OFF_PARENT, PARENT, TAG);
+		memcpy(p->page + OFF_PARENT, PARENT, TAG);
 	}
-	if (present_pfn(rec, page, &o->par_after, "parent's"))
-		goto out;
-	if (opts->why)
+	if (present_pfn(rec, p->page, &o->par_after, "parent's"))
+		return -1;
+	if (p->opts->why)
 		why_step(rec, STEP_AFTER_WRITE, o->drv_before, o->par_after,
 			 r->child == CHILD_EXITS ? 0 : o->child_fork);
+	return 0;
+}
 
-	if (r->pindma.mode) {
-		used = eng;
-		if (dma(rec, fd, PINDMA_IOC_DMA_WRITE, handle, OFF_DEVICE, (void *)DEVICE, TAG,
-			&used))
-			goto out;
-		o->engine = used;
-		/* Where edu's last transfer went, by its own register: the page it wrote. */
-		if (used == PINDMA_ENGINE_EDU && !lab_edu_dma_regs(&src, &dst, &count))
-			o->edu_dst_pfn = dst >> 12;
-		/* One read over both tags: the parent's write and the device's own. */
-		if (dma(rec, fd, PINDMA_IOC_DMA_READ, handle, 0, seen, sizeof(seen), &used))
-			goto out;
-		o->edu_irqs = irqs < 0 ? -1 : lab_edu_irqs() - irqs;
-		o->parent_write_seen = !memcmp(seen + OFF_PARENT, PARENT, TAG);
-		o->device_reads_own = !memcmp(seen + OFF_DEVICE, DEVICE, TAG);
-		o->device_write_seen = !memcmp(page + OFF_DEVICE, DEVICE, TAG);
-		if (query(rec, fd, handle, &o->drv_after))
-			goto out;
+/* The device writes, then reads both tags back: whose page does it reach now? */
+static int device_acts(struct play *p)
+{
+	struct record *rec = p->rec;
+	struct pindma_obs *o = p->o;
+	char seen[OFF_DEVICE + TAG];
+	uint64_t src, dst, count;
+	uint32_t used = p->eng;
+
+	if (dma(rec, p->fd, PINDMA_IOC_DMA_WRITE, p->handle, OFF_DEVICE, (void *)DEVICE, TAG,
+		&used))
+		return -1;
+	o->engine = used;
+	/* Where edu's last transfer went, by its own register: the page it wrote. */
+	if (used == PINDMA_ENGINE_EDU && !lab_edu_dma_regs(&src, &dst, &count))
+		o->edu_dst_pfn = dst >> 12;
+	/* One read over both tags: the parent's write and the device's own. */
+	if (dma(rec, p->fd, PINDMA_IOC_DMA_READ, p->handle, 0, seen, sizeof(seen), &used))
+		return -1;
+	o->edu_irqs = p->irqs < 0 ? -1 : lab_edu_irqs() - p->irqs;
+	o->parent_write_seen = !memcmp(seen + OFF_PARENT, PARENT, TAG);
+	o->device_reads_own = !memcmp(seen + OFF_DEVICE, DEVICE, TAG);
+	o->device_write_seen = !memcmp(p->page + OFF_DEVICE, DEVICE, TAG);
+	return query(rec, p->fd, p->handle, &o->drv_after);
+}
+
+/* The child, asked at the end what it reads where the parent (or the device) wrote. */
+static int child_ends(struct play *p)
+{
+	const struct row *r = p->r;
+	struct record *rec = p->rec;
+	struct pindma_obs *o = p->o;
+	struct child_report cr;
+	char wsbuf[48];
+	int status;
+
+	if (lab_child_go(&p->child, 'r'))
+		return row_fail(rec, "asking the child");
+	/* No report: the child died touching the range, which the status tells. */
+	if (lab_child_read(&p->child, &cr, sizeof(cr)))
+		cr.pfn_errno = -1;
+	status = lab_child_reap(&p->child);
+	if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
+		snprintf(o->child_sees, sizeof(o->child_sees), "SIGSEGV");
+		return 0;
 	}
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) || cr.pfn_errno == -1) {
+		errno = 0;
+		return row_fail(rec, "the child %s%s", lab_wait_status(status, wsbuf, sizeof(wsbuf)),
+				cr.pfn_errno == -1 ? " without its report" : "");
+	}
+	if (child_report_ok(rec, &cr))
+		return -1;
+	o->child_after = cr.pfn;
+	o->child_prefork = !memcmp(cr.at_parent, PREFORK, TAG);
+	snprintf(o->child_sees, sizeof(o->child_sees), "%s",
+		 classify(r->child == CHILD_READS_DEVICE ? cr.at_device : cr.at_parent));
+	return 0;
+}
+
+static int play(const struct row *r, const struct play_opts *opts, struct record *rec,
+		char *page, size_t advise_len, int fd)
+{
+	struct play p = {
+		.r = r, .opts = opts, .rec = rec, .o = &rec->pindma, .page = page, .fd = fd,
+		.eng = !strcmp(opts->engine, "cpu") ? PINDMA_ENGINE_CPU :
+		       !strcmp(opts->engine, "edu") ? PINDMA_ENGINE_EDU : PINDMA_ENGINE_AUTO,
+		.irqs = -1, .st = { .row = r, .page = page },
+		.child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } },
+	};
+	int ret = -1, unpinned;
+
+	if (before_fork(&p, advise_len) || fork_child(&p) || parent_acts(&p))
+		goto out;
+	if (r->pindma.mode && device_acts(&p))
+		goto out;
 	if (opts->why) {
-		why_step(rec, STEP_AFTER_DEVICE, o->drv_after, o->par_after,
-			 r->child == CHILD_EXITS ? 0 : o->child_fork);
-		why_fork_end(rec, o->par_before, o->child_fork, o->par_after);
+		why_step(rec, STEP_AFTER_DEVICE, p.o->drv_after, p.o->par_after,
+			 r->child == CHILD_EXITS ? 0 : p.o->child_fork);
+		why_fork_end(rec, p.o->par_before, p.o->child_fork, p.o->par_after);
 	}
-
-	if (child.pid > 0) {
-		if (lab_child_go(&child, 'r')) {
-			row_fail(rec, "asking the child");
-			goto out;
-		}
-		/* No report: the child died touching the range, which the status tells. */
-		if (lab_child_read(&child, &cr, sizeof(cr)))
-			cr.pfn_errno = -1;
-		status = lab_child_reap(&child);
-		if (status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
-			snprintf(o->child_sees, sizeof(o->child_sees), "SIGSEGV");
-		} else if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) ||
-			   cr.pfn_errno == -1) {
-			errno = 0;
-			row_fail(rec, "the child %s%s", lab_wait_status(status, wsbuf, sizeof(wsbuf)),
-				 cr.pfn_errno == -1 ? " without its report" : "");
-			goto out;
-		} else {
-			if (child_report_ok(rec, &cr))
-				goto out;
-			o->child_after = cr.pfn;
-			o->child_prefork = !memcmp(cr.at_parent, PREFORK, TAG);
-			snprintf(o->child_sees, sizeof(o->child_sees), "%s",
-				 classify(r->child == CHILD_READS_DEVICE ? cr.at_device :
-					  cr.at_parent));
-		}
-	}
+	if (p.child.pid > 0 && child_ends(&p))
+		goto out;
 	ret = 0;
 out:
-	lab_child_end(&child);
+	lab_child_end(&p.child);
 	for (int i = 0; i < 2; i++) {
-		uint32_t h = i ? repin : handle;
+		uint32_t h = i ? p.repin : p.handle;
 
 		if (!h)
 			continue;

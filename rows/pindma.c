@@ -58,11 +58,14 @@ static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 
 static unsigned int why_checks(const struct record *rec, struct check *c);
 
-static unsigned int pindma_checks(const struct record *rec, struct check *c)
+/*
+ * What the child was given, by the stage the row sets: the range's VmFlags, the child's range and
+ * page, and what it reads at the end.
+ */
+static unsigned int stage_checks(const struct record *rec, struct check *c)
 {
 	const struct pindma_obs *o = &rec->pindma;
 	const struct row *r = rec->row;
-	bool orphaned = !strcmp(rec->observed, "ORPHANED");
 	bool without = r->dontfork && !r->dofork;
 	bool alive = r->child != CHILD_EXITS, shared = r->mem == MEM_SHARED;
 	char flags[sizeof(o->vma_flags) + 1];
@@ -102,6 +105,17 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 	if (r->mem == MEM_THP || r->mem == MEM_HUGETLB)
 		CHECK(r->mem == MEM_THP ? o->thp : o->hugetlb, "the page was part of a %s",
 		      r->mem == MEM_THP ? "THP" : "hugetlb page");
+	return k;
+}
+
+static unsigned int pindma_checks(const struct record *rec, struct check *c)
+{
+	const struct pindma_obs *o = &rec->pindma;
+	const struct row *r = rec->row;
+	bool orphaned = !strcmp(rec->observed, "ORPHANED");
+	bool without = r->dontfork && !r->dofork, shared = r->mem == MEM_SHARED;
+	unsigned int k = stage_checks(rec, c);
+
 	/*
 	 * What the kernel itself says. A row played for its "why" that could not read the page state
 	 * (root and pindma's debugfs file) or trace the copies has nothing to explain its verdict

@@ -45,6 +45,8 @@ static const struct {
 };
 static const char *const why_lack_names[] = { "page-state", "copies", "hugetlb-pool" };
 #define N_WHY_LACKS (sizeof(why_lack_names) / sizeof(why_lack_names[0]))
+/* A bit without a name would be dropped from the record, and its lack not seen. */
+_Static_assert(N_WHY_LACKS == WHY_LACKS_COUNT, "every WHY_LACKS_ bit has its name");
 
 const char *record_status_name(enum record_status s)
 {

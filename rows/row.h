@@ -256,6 +256,7 @@ struct record {
 #define WHY_LACKS_STATE		(1u << 0)	/* the page state, at some step */
 #define WHY_LACKS_COPIES	(1u << 1)	/* the copies (no tracing, or its trace unread) */
 #define WHY_LACKS_HUGETLB_POOL	(1u << 2)	/* the hugetlb pool's allocations (no kprobe) */
+#define WHY_LACKS_COUNT		3		/* record.c names each */
 
 /* A consistency check of a record's observations against its verdict and stage (rows_test). */
 struct check {

@@ -37,43 +37,62 @@ static int switch_write(int on)
  * Pin the page at addr (PIN_LONGTERM), fork with the switch on or off, let the parent write
  * while the child is alive (or, child_exits, once it has exited and been reaped); 1 when
  * the driver's page is no longer the parent's (orphaned), 0 when it still is, negative on
- * error.
+ * error. The child reports its own page first (pagemap), so that a 0 also says whether fork
+ * shared the pinned page (last_child == last_drv) or copied it for the child.
  */
-static uint64_t last_drv;	/* the driver's PFN in the last orphaned_after() */
+static uint64_t last_drv, last_child;	/* the driver's and the child's PFN in the last round */
+
+static int child_reports_its_page(struct lab_child *c, void *addr)
+{
+	uint64_t pfn = 0;
+
+	if (lab_pfn_read(addr, &pfn) || lab_child_report(c, &pfn, sizeof(pfn)))
+		return 1;
+	return lab_child_wait(c) < 0;
+}
 
 static int orphaned_after(int fd, char *addr, int on, bool child_exits)
 {
-	uint64_t drv = 0, par;
-	int pipefd[2], ret;
+	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
+	uint64_t drv = 0, par = 0;
+	int ret, status;
 	uint32_t h;
-	pid_t pid;
-	char c;
 
+	last_drv = last_child = 0;
 	ret = pindma_pin(fd, addr, LAB_PAGE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE, &h);
 	if (ret)
 		return ret;
-	if (switch_write(on) || pipe(pipefd))
-		return -100;
+	ret = -100;
 	fflush(NULL);
-	pid = fork();
-	if (!pid)
-		_exit(child_exits || read(pipefd[0], &c, 1) == 1 ? 0 : 1);
+	if (switch_write(on) || lab_child_start(&child, child_reports_its_page, addr))
+		goto out;
 	switch_write(0);
-	if (child_exits && waitpid(pid, NULL, 0) != pid)
-		return -103;
+	ret = -101;
+	if (lab_child_read(&child, &last_child, sizeof(last_child)))
+		goto out;
+	if (child_exits && (lab_child_go(&child, 'x') || (status = lab_child_reap(&child)) == -1 ||
+			    !WIFEXITED(status) || WEXITSTATUS(status)))
+		goto out;
 	*(volatile char *)addr = 'p';
 	par = lab_pfn(addr);
 	pindma_query(fd, h, 0, &drv);
 	/* Unpin with the child still holding the page, then let it go. */
 	ret = pindma_unpin(fd, h);
-	if (!child_exits && (write(pipefd[1], "x", 1) != 1 || waitpid(pid, NULL, 0) != pid))
-		return -101;
+	h = 0;
 	if (ret)
-		return -104;
-	close(pipefd[0]);
-	close(pipefd[1]);
+		goto out;
+	ret = -102;
+	if (!child_exits && (lab_child_go(&child, 'x') || (status = lab_child_reap(&child)) == -1 ||
+			     !WIFEXITED(status) || WEXITSTATUS(status)))
+		goto out;
 	last_drv = drv;
-	return par && drv ? par != drv : -102;
+	ret = par && drv ? par != drv : -103;
+out:
+	if (h)
+		pindma_unpin(fd, h);
+	lab_child_end(&child);
+	switch_write(0);
+	return ret;
 }
 
 static int orphaned_after_fork(int fd, char *addr, int on)
@@ -200,63 +219,78 @@ FIXTURE_TEARDOWN(dev)
 
 /*
  * The same stages for each kind of page fork can share: a PTE-mapped page, a PMD-mapped THP,
- * a hugetlb page. orphaned_once_child_exits: what the switch does not bring back. Before 5.9,
- * do_wp_page() reused an anonymous page when its mapcount said only the parent mapped it, so the
- * parent kept the pinned page once the child had exited. Since 09854ba94c6a ("mm: do_wp_page()
- * simplification") a page no longer exclusive is reused only when no other reference holds it,
- * and the pin is one: a base page or THP is copied on the parent's write even after the child is
- * gone. hugetlb_wp() still decides by mapcount: the parent keeps a hugetlb page.
+ * a hugetlb page. Each round starts on a page of its kind, freshly faulted: a THP's first round
+ * leaves it split (the parent's write splits the PMD and copies only the subpage written), so the
+ * second round has a THP of its own.
+ *
+ * kept_once_child_exits: what the switch does not bring back. Before 5.9, do_wp_page() reused an
+ * anonymous page when its mapcount said only the parent mapped it, so the parent kept the pinned
+ * page once the child had exited; since 09854ba94c6a ("mm: do_wp_page() simplification") only a
+ * page no other reference holds is reused, and the pin is one. A PMD-mapped THP followed in 5.18
+ * (3bff7e3f1f16, "mm/huge_memory: streamline COW logic in do_huge_pmd_wp_page()"): the PMD is
+ * split and the subpage written copied. hugetlb_wp() still decides by mapcount: the parent keeps
+ * a hugetlb page.
  */
+enum page_kind { PTE_MAPPED, PMD_MAPPED_THP, HUGETLB };
+
 FIXTURE(page)
 {
 	struct held h;
-	char *map, *p;
+	char *map, *round[2];
 	size_t len;
 };
 
 FIXTURE_VARIANT(page)
 {
-	bool thp, hugetlb;
-	int orphaned_once_child_exits;
+	enum page_kind kind;
+	bool kept_once_child_exits;
 };
 
-FIXTURE_VARIANT_ADD(page, pte_mapped) { .orphaned_once_child_exits = 1 };
-FIXTURE_VARIANT_ADD(page, pmd_mapped_thp) { .thp = true, .orphaned_once_child_exits = 1 };
-FIXTURE_VARIANT_ADD(page, hugetlb) { .hugetlb = true, .orphaned_once_child_exits = 0 };
+FIXTURE_VARIANT_ADD(page, pte_mapped) { .kind = PTE_MAPPED };
+FIXTURE_VARIANT_ADD(page, pmd_mapped_thp) { .kind = PMD_MAPPED_THP };
+FIXTURE_VARIANT_ADD(page, hugetlb) { .kind = HUGETLB, .kept_once_child_exits = true };
 
 FIXTURE_SETUP(page)
 {
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	char *p;
+
 	self->map = MAP_FAILED;
 	held_start(_metadata, &self->h);
 	/* Without 0002 each test skips (a user's tree) or fails, by LAB_NEEDS_PATCH. */
 	if (lab_lacks_patch("0002"))
 		return;
-	if (variant->hugetlb) {
-		lab_write_str("/proc/sys/vm/nr_hugepages", "4");
-		self->len = HPAGE;
-		self->map = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-		ASSERT_NE(MAP_FAILED, self->map) TH_LOG("no hugetlb page");
-		self->p = self->map;
-	} else if (variant->thp) {
+	switch (variant->kind) {
+	case HUGETLB:
+		/* Each round's page, and the copy one write or fork makes. */
+		ASSERT_EQ(0, lab_reserve_hugepages(3)) TH_LOG("no free hugetlb pages");
 		self->len = 2 * HPAGE;
-		self->map = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		ASSERT_NE(MAP_FAILED, self->map);
-		self->p = (char *)(((uintptr_t)self->map + HPAGE - 1) & ~(HPAGE - 1));
+		flags |= MAP_HUGETLB;
+		break;
+	case PMD_MAPPED_THP:
+		/* Two aligned THPs, one per round. */
+		self->len = 3 * HPAGE;
 		lab_write_str("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
-		ASSERT_EQ(0, madvise(self->p, HPAGE, MADV_HUGEPAGE));
-	} else {
-		self->len = LAB_PAGE;
-		self->map = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		ASSERT_NE(MAP_FAILED, self->map);
-		self->p = self->map;
+		break;
+	case PTE_MAPPED:
+		self->len = 2 * LAB_PAGE;
+		break;
 	}
-	memset(self->p, 1, variant->thp ? HPAGE : self->len);
-	if (variant->thp)
-		ASSERT_NE(0ULL, lab_page_flags(self->p) & (1ULL << KPF_THP))
-			TH_LOG("no THP was allocated for the range");
+	self->map = mmap(NULL, self->len, PROT_READ | PROT_WRITE, flags, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->map);
+	p = variant->kind == PMD_MAPPED_THP ?
+	    (char *)(((uintptr_t)self->map + HPAGE - 1) & ~(HPAGE - 1)) : self->map;
+	for (int i = 0; i < 2; i++) {
+		size_t size = variant->kind == PTE_MAPPED ? LAB_PAGE : HPAGE;
+
+		self->round[i] = p + i * size;
+		if (variant->kind == PMD_MAPPED_THP)
+			ASSERT_EQ(0, madvise(self->round[i], HPAGE, MADV_HUGEPAGE));
+		memset(self->round[i], 1, size);
+		if (variant->kind == PMD_MAPPED_THP)
+			ASSERT_NE(0ULL, lab_page_flags(self->round[i]) & (1ULL << KPF_THP))
+				TH_LOG("no THP was allocated for round %d", i + 1);
+	}
 }
 
 FIXTURE_TEARDOWN(page)
@@ -269,17 +303,20 @@ FIXTURE_TEARDOWN(page)
 TEST_F(page, is_shared_only_while_on)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
-	EXPECT_EQ(1, orphaned_after_fork(self->h.fd, self->p, 1));
-	/* A THP: this round pins another of its subpages than the first round did. */
-	EXPECT_EQ(0, orphaned_after_fork(self->h.fd, self->p + (variant->thp ? 8 * LAB_PAGE : 0),
-					 0));
+	EXPECT_EQ(1, orphaned_after_fork(self->h.fd, self->round[0], 1));
+	EXPECT_EQ(last_drv, last_child) TH_LOG("on: fork did not give the child the pinned page");
+	EXPECT_EQ(0, orphaned_after_fork(self->h.fd, self->round[1], 0));
+	EXPECT_NE(last_drv, last_child) TH_LOG("off: fork gave the child the pinned page");
 }
 
-TEST_F(page, once_the_child_exits)
+TEST_F(page, kept_or_orphaned_once_the_child_exits)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
-	EXPECT_EQ(variant->orphaned_once_child_exits, orphaned_after(self->h.fd, self->p, 1, true))
-		TH_LOG("%s", variant->hugetlb ? "the mapcount rule" : "the refcount rule");
+	EXPECT_EQ(!variant->kept_once_child_exits,
+		  orphaned_after(self->h.fd, self->round[0], 1, true))
+		TH_LOG("%s", variant->kind == HUGETLB ? "the mapcount rule" : "the refcount rule");
+	/* Kept because the child had shared it and left, not because fork never shared it. */
+	EXPECT_EQ(last_drv, last_child) TH_LOG("fork did not give the child the pinned page");
 }
 
 /*

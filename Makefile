@@ -26,6 +26,7 @@ $(if $(KERNEL_SRC),$(if $(realpath $(KERNEL_SRC)),,$(error KERNEL_SRC=$(KERNEL_S
 # one home, names them.
 LAB_SH := $(shell FLAVOUR='$(FLAVOUR)' KERNEL='$(KERNEL)' KERNEL_SRC='$(KERNEL_SRC)' BUILD='$(BUILD)' \
 	bash -c '. vm/lib.sh && echo "$$LAB_BUILD" "$$LAB_CACHE" $$LAB_KERNELS')
+$(if $(word 3,$(LAB_SH)),,$(error vm/lib.sh gave no build folder, cache or kernels))
 BUILD := $(word 1,$(LAB_SH))
 LAB_CACHE := $(word 2,$(LAB_SH))
 LAB_KERNELS := $(wordlist 3,99,$(LAB_SH))

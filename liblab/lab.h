@@ -32,7 +32,7 @@ int lab_read_int(const char *path);
 /* A file's start (size - 1 bytes at most) into buf, NUL-terminated: its length, or -1. */
 ssize_t lab_read_file(const char *path, char *buf, size_t size);
 
-/* The fork switch, vm.fork_share_pinned (kernel-patches/<ver>/0002): 1 lets fork share pinned pages. */
+/* The fork switch, vm.fork_share_pinned (kernel-patches/<ver>/0002): on, fork shares pins. */
 #define LAB_SWITCH "/proc/sys/vm/fork_share_pinned"
 
 /* lock.c: the locks the guest's programs share */
@@ -277,7 +277,7 @@ void lab_trace_remove(const char *inst);
 int lab_send_fd(int sock, int fd);
 int lab_recv_fd(int sock);
 
-/* bench.c: the benchmarks' clock (CLOCK_MONOTONIC, in microseconds), and samples sorted ascending */
+/* bench.c: the benchmarks' clock (CLOCK_MONOTONIC, microseconds), and their samples sorted */
 double lab_now_us(void);
 void lab_sort_doubles(double *v, size_t n);
 

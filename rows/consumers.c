@@ -140,6 +140,10 @@ static void iouring_line(FILE *f, unsigned int i, const struct record *rec)
 		    o->par_before, o->par_after, o->child_fork);
 }
 
+/* The plays, NULL where this program does not link them (row.h). */
+#pragma weak play_vmsplice
+#pragma weak play_iouring
+
 static const struct field vmsplice_fields[] = {
 	OBS_FIELD(vmsplice, F_U64, par_before), OBS_FIELD(vmsplice, F_U64, par_after),
 	OBS_FIELD(vmsplice, F_U64, child_fork), OBS_FIELD(vmsplice, F_BOOL, control_live),

@@ -82,6 +82,9 @@ static void fadvise_line(FILE *f, unsigned int i, const struct record *rec)
 		record_status_name(rec->status));
 }
 
+/* The play, NULL where this program does not link it (row.h). */
+#pragma weak play_fadvise
+
 static const struct field fadvise_fields[] = {
 	OBS_FIELD(fadvise, F_I64, dirty_before), OBS_FIELD(fadvise, F_I64, wb_before),
 	OBS_FIELD(fadvise, F_I64, dirty_kb_before), OBS_FIELD(fadvise, F_I64, dirty_held),

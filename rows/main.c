@@ -5,8 +5,7 @@
  * earlier (--render), so that the docs and the tests never play a row twice.
  *
  *   PROGRAM [--only NAME]... [--engine auto|cpu|edu] [--json] [--records FILE]
- *                             NAME may be a shell pattern (odirect-multi*), as guest/demo
- *                             --parallel plays one program's rows in parts
+ *                             NAME may be a shell pattern (odirect-multi*)
  *   PROGRAM --render FILE [--engine E] [--part table|notes|pictures|summary]...
  *   PROGRAM --families        the row families it plays, one per line
  *   PROGRAM --why NAME        plays NAME and shows only the kernel's view of it (rows/why.c);
@@ -266,6 +265,13 @@ static unsigned int play_rows(const struct args *a, const char *program, unsigne
 	FILE *rf = NULL;
 	unsigned int n = 0;
 
+	/* A demo's families and the plays its build links (vm/guest.mk) are two lists: the same. */
+	for (unsigned int f = 0; f < FAM_COUNT; f++)
+		if ((mask & (1u << f)) && !families[f]->play) {
+			fprintf(stderr, "%s: plays the %s rows, but its build does not link their "
+				"play\n", program, row_family_name(f));
+			exit(2);
+		}
 	if (a->records) {
 		rf = fopen(a->records, "a");
 		if (!rf) {

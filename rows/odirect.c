@@ -100,6 +100,9 @@ static void odirect_line(FILE *f, unsigned int i, const struct record *rec)
 			rec->expected[0] ? rec->expected : "none", record_status_name(rec->status));
 }
 
+/* The play, NULL where this program does not link it (row.h). */
+#pragma weak play_odirect
+
 static const struct field odirect_fields[] = {
 	OBS_FIELD(odirect, F_U64, pfn_before), OBS_FIELD(odirect, F_U64, pfn_after),
 	OBS_FIELD(odirect, F_U64, pfn_child), OBS_FIELD(odirect, F_BOOL, held),

@@ -328,6 +328,9 @@ static void pindma_picture(FILE *f, const struct record *rec)
 	why_print(f, rec);
 }
 
+/* The play, NULL where this program does not link it (row.h). */
+#pragma weak play_pindma
+
 static const struct field pindma_fields[] = {
 	OBS_FIELD(pindma, F_U64, drv_before), OBS_FIELD(pindma, F_U64, par_before),
 	OBS_FIELD(pindma, F_U64, par_fork), OBS_FIELD(pindma, F_U64, child_fork),

@@ -85,7 +85,7 @@ static int child_main(struct lab_child *c, void *arg)
 	return lab_child_report(c, &r, sizeof(r)) ? 1 : 0;
 }
 
-/* Which of the VmFlags that decide what fork gives the child the range has, by the kernel's smaps. */
+/* Which of the VmFlags deciding what fork gives the child the range has, by the kernel's smaps. */
 static void vma_flags(struct record *rec, const char *page)
 {
 	static const char *const decide[] = { "dc", "sh", "wf" };

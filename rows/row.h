@@ -47,10 +47,10 @@ enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
 #define NEED_DISK	(1u << 8)	/* the guest's slow ext4 disk, /dev/vda on /mnt/disk */
 #define NEED_IOURING	(1u << 9)	/* io_uring */
 
-/* The fork switch, vm.fork_share_pinned (kernel-patches/0002), while a row plays; restored after. */
+/* The fork switch (vm.fork_share_pinned, kernel-patches/0002) while a row plays; restored after. */
 enum fork_switch { SWITCH_LEAVE, SWITCH_ON, SWITCH_OFF };
 
-/* The memory a pin row holds: private anonymous memory, or a page of MAP_SHARED anonymous (shmem). */
+/* The memory a pin row holds: private anonymous memory, or a page of MAP_SHARED anonymous. */
 enum memkind { MEM_PAGE, MEM_THP, MEM_HUGETLB, MEM_SHARED };
 
 /* The child's part once forked. */
@@ -285,7 +285,7 @@ struct field {
 	{ #member, type, offsetof(struct record, fam.member), \
 	  sizeof(((struct record *)0)->fam.member) }
 
-/* How a row is played: the engine asked (pindma rows), and whether the kernel's view is recorded. */
+/* How a row is played: the engine asked (pindma rows), whether the kernel's view is recorded. */
 struct play_opts {
 	const char *engine;
 	bool why;
@@ -337,8 +337,11 @@ struct row_family {
 
 extern const struct row_family *const families[FAM_COUNT];
 
-/* A family's play, when this program links it (weak: absent ones are NULL). */
-#define ROW_FAMILY_PLAY(id, name) extern row_play_fn play_##name __attribute__((weak));
+/*
+ * Each family's play. A family file refers to its own weakly (#pragma weak), so that it is NULL in
+ * a program that does not link the play file; the definitions stay strong.
+ */
+#define ROW_FAMILY_PLAY(id, name) extern row_play_fn play_##name;
 ROW_FAMILIES(ROW_FAMILY_PLAY)
 
 /* play.c: needs, the switch and its lock, the family's play, the verdict and the expectation. */
@@ -356,7 +359,7 @@ void record_judge(struct record *rec);
 /* A status's token in records ("could-not-run"), and its words in a table ("could not run"). */
 const char *record_status_name(enum record_status s);
 const char *record_status_words(enum record_status s);
-/* A program's exit status for a record: 0 as expected (or skipped), 1 mismatched, 2 could not run. */
+/* A demo's exit status for a record: 0 as expected (or skipped), 1 mismatched, 2 could not run. */
 int record_exit_status(const struct record *rec);
 const char *row_family_name(enum row_family_id f);
 

@@ -40,8 +40,8 @@ static unsigned int verbs_checks(const struct record *rec, struct check *c)
 	const char *status = !on ? "UNNEEDED" : support ? "ENABLED" : "DISABLED";
 	unsigned int k = 0;
 
-	CHECK(o->fork_switch == (on ? 1 : 0) || (o->fork_switch == -1 && !on), "vm.fork_share_pinned was %d",
-	      on);
+	CHECK(o->fork_switch == (on ? 1 : 0) || (o->fork_switch == -1 && !on),
+	      "vm.fork_share_pinned was %d", on);
 	CHECK(!strcmp(o->fork_status, status), "ibv_is_fork_initialized() says %s", status);
 	CHECK(strstr(o->copy_on_fork, on ? "copy-on-fork off" : "copy-on-fork on") != NULL,
 	      "rdma system show says %s", on ? "copy-on-fork off" : "copy-on-fork on");
@@ -92,8 +92,10 @@ static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
 		record_status_name(rec->status));
 }
 
-/* verbs_play.c's child, when this program links it. */
-int verbs_row_child(const char *name) __attribute__((weak));
+/* The play and verbs_play.c's child, NULL where this program does not link them (row.h). */
+int verbs_row_child(const char *name);
+#pragma weak play_verbs
+#pragma weak verbs_row_child
 
 static const struct field verbs_fields[] = {
 	OBS_FIELD(verbs, F_I64, fork_switch), OBS_FIELD(verbs, F_STR, fork_status),

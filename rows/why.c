@@ -129,7 +129,6 @@ void why_fork_begin(struct record *rec)
 	define_probe(rules->hugetlb_alloc_fn);
 	snprintf(filter, sizeof(filter), "common_pid == %d", getpid());
 	snprintf(trigger, sizeof(trigger), "stacktrace if %s", filter);
-	snprintf(path, sizeof(path), "events/lab/%s", rules->hugetlb_alloc_fn);
 	if (trace_write("events/kmem/mm_page_alloc/filter", filter) ||
 	    trace_write("events/kmem/mm_page_alloc/trigger", trigger) ||
 	    trace_write("events/kmem/mm_page_alloc/enable", "1")) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel's view of a pin row, said (why.h): under the row's picture, the recorded page state and
- * copies (why.c records them) in sentences that follow from them and from the rules of this
+ * The kernel's view of a pin row, said (why.h): under the row's picture, the recorded page state
+ * and copies (why.c records them) in sentences that follow from them and from the rules of this
  * kernel's era (rows/expect.c), never from the row's name.
  */
 #include <stdio.h>
@@ -149,7 +149,7 @@ void why_print(FILE *f, const struct record *rec)
 void why_print_only(FILE *f, const struct record *rec)
 {
 	fprintf(f, "%s on Linux %s: %s, %s (expected %s)\n", rec->row->name, rec->kernel,
-		rec->row->title, rec->observed[0] ? rec->observed : "could not run",
+		rec->row->title, rec->observed[0] ? rec->observed : record_status_words(rec->status),
 		rec->expected[0] ? rec->expected : "none");
 	why_print(f, rec);
 }

@@ -26,6 +26,8 @@ LDFLAGS := -static -s -Wl,--gc-sections
 LIBLAB := $(OBJ)/liblab.a
 LIBLAB_OBJS := $(patsubst liblab/%.c,$(OBJ)/liblab/%.o,$(wildcard liblab/*.c))
 LIBROWS := $(OBJ)/librows.a
+# The plays (rows/*_play.c) stay objects of their own, each linked by the programs that play it: the
+# row layer refers to them weakly, and a weak reference pulls no member out of an archive.
 LIBROWS_OBJS := $(patsubst rows/%.c,$(OBJ)/rows/%.o,$(filter-out %_play.c,$(wildcard rows/*.c)))
 # The flags are a prerequisite too: changing them rebuilds every program.
 FLAGS := $(OBJ)/.flags

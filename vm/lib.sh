@@ -43,6 +43,10 @@ else
 fi
 [[ $LAB_FLAVOUR == normal ]] || LAB_BUILD+=/$LAB_FLAVOUR
 LAB_BUILD=${BUILD:-$LAB_BUILD}
+# Kbuild takes no blank in a path, nor does the Makefile's reading of these.
+for d in "$LAB_BUILD" "$LAB_CACHE"; do
+	[[ $d != *[[:space:]]* ]] || { echo "${0##*/}: '$d': a folder of the lab's has a blank in its path" >&2; exit 1; }
+done
 LAB_KTREE=$LAB_BUILD/linux
 LAB_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-$LAB_KERNEL.tar.xz}
 # The lab's Python: Debian's, whose packages vm/deps.sh installs (python3-jsonschema), named by its

@@ -30,11 +30,16 @@ screen_filter() {
 }
 
 # find_splats FILE...: the classes found in the files, into splat_found (their names) and
-# splat_lines (the lines that matched).
+# splat_lines (the lines that matched). Fails when it has no class to look for: that would find
+# nothing, whatever the log says.
 find_splats() {
 	local c lines classes
 	mapfile -t classes < <(splat_classes)
 	splat_found=() splat_lines=""
+	if [[ ${#classes[@]} == 0 ]]; then
+		echo "vm/run: no splat classes in $LAB_TOP/vm/splat-classes: the log cannot be judged" >&2
+		return 1
+	fi
 	for c in "${classes[@]}"; do
 		lines=$(grep -haE "${c#*|}" "$@" || true)
 		[[ -n $lines ]] || continue

@@ -45,7 +45,8 @@ ssize_t lab_read_file(const char *path, char *buf, size_t size);
  * switch takes no lock); LAB_LOCK_WRITEBACK
  * exclusively by whoever stops the flusher or counts the slow disk's sectors. The locked fd (close
  * it to unlock), or -1 (ETIMEDOUT after LAB_LOCK_TIMEOUT seconds, default 600, and at once once
- * a wait of the process has given up). A writer waits before later readers. Not recursive; taken
+ * a wait of the process has given up). A writer waits before later readers. One thread of a
+ * process waits at a time (the timer's signal handler is the process's). Not recursive; taken
  * in this order: the switch's, then the hugetlb pool's (the writeback and hugetlb locks take
  * nothing inside them).
  */

@@ -87,6 +87,12 @@ static const struct expectation v6_1[] = {
 	{ "odirect-ext4-own-page", "COHERENT" },
 	{ "odirect-multi-aligned", "COHERENT" },
 	{ "odirect-multi", "ORPHANED" },
+	{ "odirect-multi-a1024", "ORPHANED" },
+	{ "odirect-multi-a1536", "ORPHANED" },
+	{ "odirect-multi-a2048", "ORPHANED" },
+	{ "odirect-multi-a2560", "ORPHANED" },
+	{ "odirect-multi-a3072", "ORPHANED" },
+	{ "odirect-multi-a3584", "ORPHANED" },
 	{ "odirect-multi-dontfork", "COHERENT" },
 	/* FOLL_GET: the switch changes nothing for it */
 	{ "odirect-multi-switch-on", "ORPHANED" },
@@ -147,6 +153,12 @@ static const struct expectation v6_12[] = {
 	{ "odirect-fork", "COHERENT" },
 	{ "odirect-ext4-fork", "COHERENT" },
 	{ "odirect-multi", "COHERENT" },
+	{ "odirect-multi-a1024", "COHERENT" },
+	{ "odirect-multi-a1536", "COHERENT" },
+	{ "odirect-multi-a2048", "COHERENT" },
+	{ "odirect-multi-a2560", "COHERENT" },
+	{ "odirect-multi-a3072", "COHERENT" },
+	{ "odirect-multi-a3584", "COHERENT" },
 	{ "odirect-multi-ext4", "COHERENT" },
 	{ NULL, NULL }
 };

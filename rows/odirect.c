@@ -45,9 +45,9 @@ static unsigned int odirect_checks(const struct record *rec, struct check *c)
 		CHECK(o->forks == 7, "a fork between each held read and the next reader");
 		CHECK(!o->missing_elsewhere, "no byte missing but in the tail of a read a fork followed");
 		if (orphaned)
-			CHECK(o->missing == o->tails_lost * 512,
+			CHECK(o->missing == o->tails_lost * r->odirect.offset,
 			      "only whole tails are missing, each the tail of a read a fork followed");
-		if (r->odirect.aligned || r->dontfork)
+		if (!r->odirect.offset || r->dontfork)
 			CHECK(!o->missing, "no byte missing");
 		return k;
 	}

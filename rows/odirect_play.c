@@ -11,9 +11,9 @@
  * that also holds the read's last bytes.
  *
  * Eight readers (the 2009 report's form): eight threads, started one after the other, each read
- * one page-sized chunk into a buffer 512 bytes off a page boundary, so that neighbouring reads
- * share a page, and the process forks (a child that exits at once) between one reader's request
- * and the next reader's start. No CPU write at all: where direct I/O takes its pages with FOLL_GET
+ * one page-sized chunk into a buffer some bytes off a page boundary (the row's offset, as LTP's
+ * dma_thread_diotest -a), so that neighbouring reads share a page, and the process forks (a child
+ * that exits at once) between one reader's request and the next reader's start. No CPU write at all: where direct I/O takes its pages with FOLL_GET
  * (6.1's iov_iter_get_pages2(); FOLL_PIN since 920756a3306a, 6.4), or with the fork switch on, the
  * fork leaves the shared page write-protected in the parent, no longer PageAnonExclusive. The
  * child is reaped at once, but the previous read's reference keeps the page's refcount above its
@@ -48,7 +48,6 @@
 
 #define READERS 8
 #define CHUNK 4096
-#define MISALIGN 512
 
 /* The play's gate over the odirect disk, and what reads through it: the raw gate or a file. */
 struct source {
@@ -297,7 +296,8 @@ static int play_multi(const struct row *r, struct record *rec, struct source *s,
 		      size_t maplen)
 {
 	struct odirect_obs *o = &rec->odirect;
-	char *buf = map + (r->odirect.aligned ? 0 : MISALIGN);
+	unsigned int off = r->odirect.offset;
+	char *buf = map + off;
 	struct reader rd[READERS];
 	pthread_t t[READERS];
 	int started = 0, ret = 0;
@@ -341,7 +341,7 @@ static int play_multi(const struct row *r, struct record *rec, struct source *s,
 		o->read_bytes += rd[i].got;
 	}
 	/*
-	 * Where bytes can go missing: the tail of a read a fork followed, the MISALIGN bytes it has
+	 * Where bytes can go missing: the tail of a read a fork followed, the offset's bytes it has
 	 * in the page it shares with the next read, whose GUP broke copy-on-write under it. Aligned,
 	 * no page is shared.
 	 */
@@ -350,13 +350,13 @@ static int play_multi(const struct row *r, struct record *rec, struct source *s,
 
 		for (int i = 0; i < CHUNK; i++) {
 			bool lost = buf[k * CHUNK + i] != DISK_BYTE;
-			bool tail = !r->odirect.aligned && k < READERS - 1 && i >= CHUNK - MISALIGN;
+			bool tail = off && k < READERS - 1 && i >= CHUNK - (int)off;
 
 			o->missing += lost;
 			o->missing_elsewhere += lost && !tail;
 			tail_lost += lost && tail;
 		}
-		o->tails_lost += tail_lost == MISALIGN;
+		o->tails_lost += off && tail_lost == off;
 	}
 	return 0;
 }

@@ -96,7 +96,11 @@ struct row {
 			bool own_page;	/* the read fills whole pages; the parent writes another */
 			bool ext4;	/* through a file on ext4 rather than the raw disk */
 			bool multi;	/* the 2009 form: readers sharing pages, forks between */
-			bool aligned;	/* multi: the readers' chunks are page-aligned (the control) */
+			/*
+			 * multi: how far past a page boundary the readers' buffer starts, in
+			 * bytes (LTP's dma_thread_diotest -a); 0, page-aligned: the control
+			 */
+			uint16_t offset;
 		} odirect;
 		struct {
 			enum fadvise_how how;

@@ -87,6 +87,13 @@ static unsigned int stage_checks(const struct record *rec, struct check *c)
 		if (alive)
 			CHECK(!strcmp(o->child_sees, "zero"), "the child reads zeroes where the parent "
 			      "wrote");
+	} else if (shared) {
+		/* vma_needs_copy(): a mapping with no anon_vma has its page tables filled by faults. */
+		CHECK(o->child_has_range && !o->child_fork, "the child has the range, its page table "
+		      "not copied (a shared mapping)");
+		if (alive)
+			CHECK(o->child_after == o->drv_before, "touching it, the child mapped the "
+			      "driver's very page");
 	} else {
 		CHECK(o->child_has_range && o->child_fork, "the child has the page after fork");
 	}
@@ -165,10 +172,7 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 			      "(the leak direction)");
 	} else {
 		CHECK(o->par_after == o->par_before, "the parent kept its page");
-		if (shared)
-			CHECK(o->child_fork == o->drv_before, "the child maps the driver's very page "
-			      "(VM_SHARED: no copy on either side)");
-		else if (!without && !r->wipeonfork)
+		if (!without && !r->wipeonfork && !shared)
 			CHECK(o->child_fork != o->drv_before || r->child == CHILD_EXITS,
 			      "a page shared at fork stayed the parent's only once the child left");
 		if (r->child == CHILD_READS_DEVICE)

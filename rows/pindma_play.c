@@ -258,8 +258,11 @@ static int fork_child(struct play *p)
 		return -1;
 	o->child_fork = cr.pfn;
 	o->child_has_range = cr.has_range;
-	/* MADV_WIPEONFORK gives the child the range with no page in it. */
-	if (cr.has_range && !cr.pfn && !r->wipeonfork) {
+	/*
+	 * MADV_WIPEONFORK gives the child the range with no page in it; fork copies no page table of
+	 * a shared mapping (the child's first touch maps the page). Otherwise fork copied the PTE.
+	 */
+	if (cr.has_range && !cr.pfn && !r->wipeonfork && r->mem != MEM_SHARED) {
 		errno = 0;
 		return row_fail(rec, "the child maps the range but has no page there");
 	}

@@ -54,8 +54,8 @@ const struct row rows[] = {
 	 */
 	{ .name = "gup-shared", .family = FAM_PINDMA, .fork = true, .mem = MEM_SHARED,
 	  .title = "GUP of MAP_SHARED anonymous memory, child alive",
-	  .note = "a shared mapping is never copied on write: parent, child and device keep one page, "
-		  "and the child reads the parent's write",
+	  .note = "a shared mapping is never copied on write: the child's touch maps the one page "
+		  "parent and device keep, and it reads the parent's write",
 	  .needs = NEED_PINDMA, .pindma.mode = GUP },
 	{ .name = "gup-wipeonfork", .family = FAM_PINDMA, .fork = true, .wipeonfork = true,
 	  .title = "GUP with MADV_WIPEONFORK, child alive",

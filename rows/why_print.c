@@ -47,7 +47,8 @@ static const struct {
 	const char *flag, *says;
 } vma_rules[] = {
 	{ "dc", "VM_DONTCOPY (MADV_DONTFORK): fork leaves the range out of the child" },
-	{ "sh", "VM_SHARED: fork maps the same page into the child, and no write copies it" },
+	{ "sh", "VM_SHARED: fork copies no page table for it, the child's first touch maps the same "
+		"page, and no write copies it" },
 	{ "wf", "VM_WIPEONFORK (MADV_WIPEONFORK): fork gives the child the range with no page in "
 		"it, and the parent's page stays its own" },
 };

@@ -8,19 +8,13 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
-tree=$(readlink -f "$build/linux")
-ksrc=$tree
-[[ ! -f $tree/source/Makefile ]] || ksrc=$tree/source
+# shellcheck source=tests/host/tap.sh
+. "$top/tests/host/tap.sh"
+tree_of_build "$build"
 work=$build/kselftest-host
 rm -rf "$work"
 mkdir -p "$work"
 
-n=0
-verdict() { # description ok [why]
-	n=$((n + 1))
-	[[ -z ${3:-} ]] || echo "# $3"
-	if [[ $2 == 1 ]]; then echo "ok $n $1"; else echo "not ok $n $1"; fi
-}
 echo "TAP version 13"
 echo "1..3"
 

@@ -13,9 +13,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
 plants=$build/plants
-tree=$(readlink -f "$build/linux")
-ksrc=$tree
-[[ ! -f $tree/source/Makefile ]] || ksrc=$tree/source
+# shellcheck source=tests/host/tap.sh
+. "$top/tests/host/tap.sh"
+tree_of_build "$build"
 harness=$ksrc/tools/testing/selftests/kselftest_harness.h
 mkdir -p "$plants/guest"
 debug=0
@@ -410,13 +410,7 @@ if [[ ${1:-} == --build ]]; then
 fi
 echo "TAP version 13"
 echo "1..$total"
-n=0
 # The boots' sections (below) run side by side: their verdicts are numbered again once all are in.
-verdict() { # what ok(0/1) [diagnostic]
-	n=$((n + 1))
-	[[ -z ${3:-} ]] || echo "# $3"
-	if [[ $2 == 1 ]]; then echo "ok $n $1"; else echo "not ok $n $1"; fi
-}
 
 # The judge fed small data channels (no boot): ktap_plant NAME writes $kt/NAME.data, and the skip
 # budget (NAME.budget, or none listing anything) and manifest (NAME.manifest: a whole run) it is

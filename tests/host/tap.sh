@@ -1,0 +1,25 @@
+# The host tests' shared pieces: sourced, not run.
+# shellcheck shell=bash disable=SC2034 # the variables are the sourcing script's
+
+# verdict DESCRIPTION OK [DIAGNOSTIC]: one TAP result, numbered on from n, OK 1 for ok; a not ok
+# counts in failed.
+n=0
+failed=0
+verdict() {
+	n=$((n + 1))
+	[[ -z ${3:-} ]] || echo "# $3"
+	if [[ $2 == 1 ]]; then
+		echo "ok $n $1"
+	else
+		echo "not ok $n $1"
+		failed=$((failed + 1))
+	fi
+}
+
+# The build's kernel tree ($build/linux, resolved) into tree, and its source into ksrc: the tree
+# itself, or the user's tree it was built from out of tree.
+tree_of_build() {
+	tree=$(readlink -f "$1/linux")
+	ksrc=$tree
+	[[ ! -f $tree/source/Makefile ]] || ksrc=$tree/source
+}

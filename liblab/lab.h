@@ -17,6 +17,8 @@
 
 /* The VmFlags line of our smaps entry holding addr; false when no entry holds it. */
 bool lab_vmflags(const void *addr, char *flags, size_t size);
+/* One numeric field (kB) of our smaps entry holding addr, e.g. "AnonHugePages"; -1 when missing. */
+long lab_smaps_kb(const void *addr, const char *field);
 /* Whether flag (e.g. "dc") is among the VmFlags of the mapping holding addr in our own smaps. */
 bool lab_has_vmflag(const void *addr, const char *flag);
 /* Whether /proc/<pid>/maps has an entry covering addr. */

@@ -21,7 +21,8 @@ static FILE *open_proc(pid_t pid, const char *name)
 	return fopen(path, "r");
 }
 
-bool lab_vmflags(const void *addr, char *flags, size_t size)
+/* The rest of line key (e.g. "VmFlags:") of our smaps entry holding addr; false when none. */
+static bool smaps_line(const void *addr, const char *key, char *out, size_t size)
 {
 	unsigned long a = (unsigned long)addr, lo, hi;
 	bool inside = false, found = false;
@@ -35,15 +36,28 @@ bool lab_vmflags(const void *addr, char *flags, size_t size)
 			inside = a >= lo && a < hi;
 			continue;
 		}
-		if (inside && !strncmp(line, "VmFlags:", 8)) {
-			snprintf(flags, size, "%s", line + 8);
-			flags[strcspn(flags, "\n")] = 0;
+		if (inside && !strncmp(line, key, strlen(key))) {
+			snprintf(out, size, "%s", line + strlen(key));
+			out[strcspn(out, "\n")] = 0;
 			found = true;
 			break;
 		}
 	}
 	fclose(f);
 	return found;
+}
+
+bool lab_vmflags(const void *addr, char *flags, size_t size)
+{
+	return smaps_line(addr, "VmFlags:", flags, size);
+}
+
+long lab_smaps_kb(const void *addr, const char *field)
+{
+	char key[64], value[64];
+
+	snprintf(key, sizeof(key), "%s:", field);
+	return smaps_line(addr, key, value, sizeof(value)) ? atol(value) : -1;
 }
 
 bool lab_has_vmflag(const void *addr, const char *flag)

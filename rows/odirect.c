@@ -44,9 +44,11 @@ static unsigned int odirect_checks(const struct record *rec, struct check *c)
 	if (r->odirect.multi) {
 		CHECK(o->forks == 7, "a fork between each held read and the next reader");
 		CHECK(!o->missing_elsewhere, "no byte missing but in the tail of a read a fork followed");
-		if (orphaned)
+		if (orphaned) {
 			CHECK(o->missing == o->tails_lost * r->odirect.offset,
 			      "only whole tails are missing, each the tail of a read a fork followed");
+			CHECK(o->tails_lost == o->forks, "the tail of every read a fork followed is lost");
+		}
 		if (!r->odirect.offset || r->dontfork)
 			CHECK(!o->missing, "no byte missing");
 		return k;

@@ -225,9 +225,12 @@ static unsigned int why_checks(const struct record *rec, struct check *c)
 	} else {
 		CHECK(!rec->n_copies, "the kernel's trace shows no copy: no PFN moved");
 	}
+	/* A shared mapping's page has the page cache's reference besides its mappings'. */
 	if (r->pindma.mode == PINDMA_MODE_GUP)
-		CHECK(drv->valid && drv->refcount > why_mapcount(drv, &name), "the driver's page has a "
-		      "refcount above its map count after the fork (the GUP reference)");
+		CHECK(drv->valid && drv->refcount > why_mapcount(drv, &name) +
+		      (r->mem == MEM_SHARED), "the driver's page has a refcount above its map count "
+		      "%safter the fork (the GUP reference)",
+		      r->mem == MEM_SHARED ? "and the page cache's " : "");
 	return k;
 }
 

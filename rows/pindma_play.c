@@ -181,7 +181,8 @@ static char *get_memory(const struct row *r, struct record *rec, char **map, siz
 		memset(p, 0, HPAGE);
 	}
 	memset(p, 0, LAB_PAGE);
-	o->thp = lab_page_flags(p) & (1ULL << KPF_THP);
+	/* A THP the range maps with one PMD: kpageflags stays THP after a split, smaps does not. */
+	o->thp = (lab_page_flags(p) & (1ULL << KPF_THP)) && lab_smaps_kb(p, "AnonHugePages") >= 2048;
 	o->hugetlb = lab_page_flags(p) & (1ULL << KPF_HUGE);
 	if (r->mem == MEM_THP && !o->thp)
 		return errno = 0, row_fail(rec, "no THP was allocated for the range"), NULL;

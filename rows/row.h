@@ -165,7 +165,8 @@ struct pindma_obs {
 				 * per transfer; -1: none counted, no edu) */
 	uint64_t edu_dst_pfn;	/* edu engine: after the device's write, the page of edu's DMA
 				 * destination register (read from its BAR) */
-	bool thp;		/* the page was part of a THP when pinned (kpageflags) */
+	bool thp;		/* the page was part of a PMD-mapped THP when pinned (kpageflags,
+				 * smaps' AnonHugePages) */
 	bool hugetlb;		/* ... of a hugetlb page */
 };
 

@@ -98,7 +98,7 @@ void why_print(FILE *f, const struct record *rec)
 	vma_words(f, rec->pindma.vma_flags);
 	s = &rec->page_state[STEP_AFTER_FORK][PARTY_PARENT];
 	p = PARTY_CHILD;
-	if (s->valid && rec->row->mem == MEM_SHARED) {
+	if (s->valid && strstr(rec->pindma.vma_flags, "sh")) {
 		fprintf(f, "      page %c is a shared mapping's: the parent's write goes to it, "
 			"whoever else maps or holds it\n", letter(seen, &n, s->pfn));
 	} else if (s->valid && rules) {

@@ -268,8 +268,11 @@ FIXTURE_SETUP(page)
 		flags |= MAP_HUGETLB;
 		break;
 	case PMD_MAPPED_THP:
-		/* Two aligned THPs, one per round. */
-		self->len = 3 * HPAGE;
+		/*
+		 * Two aligned THPs, one per round, a 2 MiB gap between them so that each is a VMA
+		 * of its own (the gap has no VM_HUGEPAGE), whose AnonHugePages is its own.
+		 */
+		self->len = 4 * HPAGE;
 		lab_write_str("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
 		break;
 	case PTE_MAPPED:
@@ -283,7 +286,7 @@ FIXTURE_SETUP(page)
 	for (int i = 0; i < 2; i++) {
 		size_t size = variant->kind == PTE_MAPPED ? LAB_PAGE : HPAGE;
 
-		self->round[i] = p + i * size;
+		self->round[i] = p + i * (variant->kind == PMD_MAPPED_THP ? 2 * HPAGE : size);
 		if (variant->kind == PMD_MAPPED_THP)
 			ASSERT_EQ(0, madvise(self->round[i], HPAGE, MADV_HUGEPAGE));
 		memset(self->round[i], 1, size);
@@ -300,18 +303,28 @@ FIXTURE_TEARDOWN(page)
 	held_end(_metadata, &self->h);
 }
 
+/* A THP round's page is PMD-mapped when it starts: smaps, not kpageflags, which a split keeps. */
+static bool pmd_mapped(const FIXTURE_VARIANT(page) *variant, const char *round)
+{
+	return variant->kind != PMD_MAPPED_THP || lab_smaps_kb(round, "AnonHugePages") == 2048;
+}
+
 TEST_F(page, is_shared_only_while_on)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+	ASSERT_TRUE(pmd_mapped(variant, self->round[0])) TH_LOG("round 1's THP is not PMD-mapped");
 	EXPECT_EQ(1, orphaned_after_fork(self->h.fd, self->round[0], 1));
 	EXPECT_EQ(last_drv, last_child) TH_LOG("on: fork did not give the child the pinned page");
+	ASSERT_TRUE(pmd_mapped(variant, self->round[1])) TH_LOG("round 2's THP is not PMD-mapped");
 	EXPECT_EQ(0, orphaned_after_fork(self->h.fd, self->round[1], 0));
 	EXPECT_NE(last_drv, last_child) TH_LOG("off: fork gave the child the pinned page");
+	EXPECT_NE(0ULL, last_child) TH_LOG("off: the child had no page there");
 }
 
 TEST_F(page, kept_or_orphaned_once_the_child_exits)
 {
 	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+	ASSERT_TRUE(pmd_mapped(variant, self->round[0])) TH_LOG("the THP is not PMD-mapped");
 	EXPECT_EQ(!variant->kept_once_child_exits,
 		  orphaned_after(self->h.fd, self->round[0], 1, true))
 		TH_LOG("%s", variant->kind == HUGETLB ? "the mapcount rule" : "the refcount rule");

@@ -17,8 +17,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
-# shellcheck source=tests/host/tap.sh
-. "$top/tests/host/tap.sh"
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 tree_of_build "$build"
 work=$build/kselftest-bare
 rm -rf "$work"

@@ -13,8 +13,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
 plants=$build/plants
-# shellcheck source=tests/host/tap.sh
-. "$top/tests/host/tap.sh"
+# shellcheck source=tests/lib/tap.sh
+. "$top/tests/lib/tap.sh"
 tree_of_build "$build"
 harness=$ksrc/tools/testing/selftests/kselftest_harness.h
 mkdir -p "$plants/guest"

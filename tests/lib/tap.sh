@@ -1,4 +1,4 @@
-# The host tests' shared pieces: sourced, not run.
+# The host tests' shared pieces (tests/host/, tests/ci/): sourced, not run.
 # shellcheck shell=bash disable=SC2034 # the variables are the sourcing script's
 
 # verdict DESCRIPTION OK [DIAGNOSTIC]: one TAP result, numbered on from n, OK 1 for ok; a not ok

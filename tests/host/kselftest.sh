@@ -10,7 +10,8 @@ py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
-tree_of_build "$build"
+tree=$(readlink -f "$build/linux")
+ksrc=$(ksrc_of "$tree")
 work=$build/kselftest-host
 rm -rf "$work"
 mkdir -p "$work"

@@ -15,7 +15,8 @@ build=${BUILD:-$top/build}
 plants=$build/plants
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
-tree_of_build "$build"
+tree=$(readlink -f "$build/linux")
+ksrc=$(ksrc_of "$tree")
 harness=$ksrc/tools/testing/selftests/kselftest_harness.h
 mkdir -p "$plants/guest"
 debug=0

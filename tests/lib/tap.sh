@@ -16,10 +16,8 @@ verdict() {
 	fi
 }
 
-# The build's kernel tree ($build/linux, resolved) into tree, and its source into ksrc: the tree
-# itself, or the user's tree it was built from out of tree.
-tree_of_build() {
-	tree=$(readlink -f "$1/linux")
-	ksrc=$tree
-	[[ ! -f $tree/source/Makefile ]] || ksrc=$tree/source
+# The source of a built kernel tree: the tree itself, or the user's tree it was built from out of
+# tree.
+ksrc_of() {
+	if [[ -f $1/source/Makefile ]]; then echo "$1/source"; else echo "$1"; fi
 }

@@ -20,7 +20,9 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ktap  # noqa: E402
 
-PREFIX = 'selftests: lab/tests: '
+# The runner's name for a program: its collection, lab/tests or, for a program with a timeout of
+# its own, lab/tests/NAME (vm/kselftest-list.sh), then the program.
+PREFIX = re.compile(r'selftests: lab/tests(/[a-z0-9_]+)?: ')
 
 
 def handed_over(data):
@@ -83,7 +85,8 @@ def check(name, data, programs, ksrc):
     got = {}
     for c in cases or []:
         n = c.get('name', '')
-        got[n[len(PREFIX):] if n.startswith(PREFIX) else n] = c.get('status')
+        m = PREFIX.match(n)
+        got[n[m.end():] if m else n] = c.get('status')
     differ = ['%s: kunit.py %s, the lab %s' % (n, got.get(n, 'none'), lab.get(n, 'none'))
               for n in sorted(set(got) | set(lab)) if got.get(n) != lab.get(n)]
     count = {v: sum(1 for x in lab.values() if x == v) for v in ('PASS', 'FAIL', 'SKIP')}

@@ -68,8 +68,12 @@ KMOD := $(BUILD)/kmod/.lab-installed
 # collection is the guest's /lab itself (guest/init links /kselftest/lab to it): the programs in
 # /lab/tests, their helpers, demos and module beside them.
 KSFT := $(KSRC)/tools/testing/selftests
-KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(GUEST)/kselftest/kselftest-list.txt \
-	$(GUEST)/lab/tests/settings \
+# A program with a timeout of its own (timeout_PROGRAM= in tests/settings) is a collection of its
+# own, lab/tests/NAME, since the runner reads one timeout per folder (vm/kselftest-list.sh).
+KS_OWN := $(shell sed -n 's/^timeout_\([a-z0-9_]*_test\)=.*/\1/p' tests/settings)
+KS_LIST := $(GUEST)/kselftest/kselftest-list.txt $(GUEST)/lab/tests/settings \
+	$(foreach p,$(KS_OWN),$(GUEST)/lab/tests/$(p:_test=)/settings $(GUEST)/lab/tests/$(p:_test=)/$(p))
+KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(KS_LIST) \
 	$(patsubst $(KSFT)/kselftest/%,$(GUEST)/kselftest/kselftest/%,$(wildcard $(KSFT)/kselftest/*))
 # Programs whose source is gone must leave the guest too.
 STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
@@ -177,19 +181,16 @@ $(GUEST)/lab/tests/manifest: FORCE
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 # The kselftest install (KSELFTEST above): the runner's files as the tree's selftests Makefile
-# installs them, the list from the manifest, and the settings.
+# installs them, the list from the manifest, and the settings: the collection's, and a program's
+# own where it has a timeout of its own.
 $(GUEST)/kselftest/run_kselftest.sh: $(KSFT)/run_kselftest.sh $(STAMP)
 	install -D -m 744 $< $@
 
 $(GUEST)/kselftest/kselftest/%: $(KSFT)/kselftest/% $(STAMP)
 	install -D -m 744 $< $@
 
-$(GUEST)/kselftest/kselftest-list.txt: $(GUEST)/lab/tests/manifest
-	sed 's,^,lab/tests:,' $< >$@
-
-# Each program's timeout, the runner's and guest/run-tests' own.
-$(GUEST)/lab/tests/settings: tests/settings
-	install -D -m 644 $< $@
+$(KS_LIST) &: $(GUEST)/lab/tests/manifest tests/settings vm/kselftest-list.sh
+	vm/kselftest-list.sh tests/settings $(GUEST)/lab/tests/manifest $(GUEST)
 
 # The extracted subset: Kbuild's headers_install needs its Makefiles, scripts and the x86 tools.
 COW_TOP := $(notdir $(basename $(basename $(COW_TARBALL))))

@@ -729,9 +729,13 @@ sec_hang() {
 	plant_module edu_lock_kept
 	rm -rf "$d"
 	mkdir -p "$d"
-	printf '# a plant: its one program hangs at once\ntimeout=10\n' >"$d/settings"
+	# The hanging program's own timeout, longer than its folder's: both loops must stop it at its
+	# own, the runner through the collection of its own that vm/kselftest-list.sh makes of it.
+	printf '# a plant: its one program hangs at once\ntimeout=8\ntimeout_edu_refused_twice_test=20\n' \
+		>"$d/settings"
 	echo edu_refused_twice_test >"$d/manifest"
-	printf 'lab/tests:knob_left_test\nlab/tests:edu_refused_twice_test\n' >"$d/kselftest-list.txt"
+	printf 'knob_left_test\nedu_refused_twice_test\n' >"$d/ks-manifest"
+	"$top/vm/kselftest-list.sh" "$d/settings" "$d/ks-manifest" "$d/ks"
 	printf '#!/bin/sh\necho 0 >/proc/sys/vm/dirty_writeback_centisecs || exit 1\n%s\n' \
 		"printf 'TAP version 13\n1..1\nok 1 the flusher turned off (a plant)\n'" >"$d/knob_left"
 	chmod +x "$d/knob_left"
@@ -744,9 +748,10 @@ sec_hang() {
 			cmd='LAB_TESTS_DIR=/lab/plants/tests exec /lab/guest/run-tests'
 		else
 			adds+=(--add "$plants/guest/edu_refused_twice:/lab/tests/edu_refused_twice_test"
-				--add "$d/settings:/lab/tests/settings"
-				--add "$d/kselftest-list.txt:/kselftest/kselftest-list.txt"
+				--add "$d/ks/lab/tests/settings:/lab/tests/settings"
+				--add "$d/ks/kselftest/kselftest-list.txt:/kselftest/kselftest-list.txt"
 				--add "$d/knob_left:/lab/tests/knob_left_test")
+			for f in "$d"/ks/lab/tests/*/*; do adds+=(--add "$f:/lab/tests/${f#"$d"/ks/lab/tests/}"); done
 			cmd='exec /lab/guest/run-tests --kselftest knob_left_test edu_refused_twice_test'
 		fi
 		# Bounded: without the program's timeout, the guest would wait for vm/run's.
@@ -755,17 +760,18 @@ sec_hang() {
 			--timeout 300 "${adds[@]}" -- sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; '"$cmd" \
 			>"$d/$mode.out" 2>&1 || rc=$?
 		"$py" "$top/tests/ktap.py" data "$d/$mode.data" >"$d/$mode.judged" || true
-		line=$(grep '^edu_refused_twice_test failed: timed out: ' "$d/$mode.judged" | head -1 || true)
+		line=$(grep '^edu_refused_twice_test failed: timed out: still running after 20 s, ' \
+			"$d/$mode.judged" | head -1 || true)
 		[[ $rc == 0 ]] && grep -aq '^pindma loaded: plant-edu_lock_kept' "$d/$mode.out" &&
 			tr -d '\r' <"$d/$mode.data" | grep -c '^ok 1 the edu engine refuses it (ENXIO), call 1' >/dev/null &&
 			[[ $line == *'blocked in the kernel (state D)'*' edu_refused_twi'*' in '*pindma_edu_copy* ]] && ok=1
 		if [[ $mode == own ]]; then
-			verdict "${mwhat[edu_lock_kept]} turns the run red (guest/run-tests' timeout, the stacks)" \
-				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; got: ${line:-no timeout} ($d/$mode.judged, $d/$mode.out)")"
+			verdict "${mwhat[edu_lock_kept]} turns the run red at the program's own timeout (guest/run-tests', the stacks)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; got: ${line:-$(grep -m1 'timed out' "$d/$mode.judged" || echo no timeout)} ($d/$mode.judged, $d/$mode.out)")"
 		else
 			[[ $line == *'stopped by the kselftest runner'* ]] || ok=0
-			verdict "${mwhat[edu_lock_kept]} turns the kselftest runner's run red (its timeout; the stacks read before it)" \
-				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; got: ${line:-no timeout} ($d/$mode.judged, $d/$mode.out)")"
+			verdict "${mwhat[edu_lock_kept]} turns the kselftest runner's run red at the program's own timeout, its collection's (the stacks read before it)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; got: ${line:-$(grep -m1 'timed out' "$d/$mode.judged" || echo no timeout)} ($d/$mode.judged, $d/$mode.out)")"
 			ok=0
 			grep -q '^knob_left_test failed: left /proc/sys/vm/dirty_writeback_centisecs at 0 (it was ' \
 				"$d/$mode.judged" && tr -d '\r' <"$d/$mode.data" | grep -c '^ok 1 the flusher turned off' >/dev/null && ok=1

@@ -25,8 +25,11 @@ done < <(grep -v '^#' "$settings")
 
 mkdir -p "$stage/kselftest" "$tests"
 install -m 644 "$settings" "$tests/settings"
+# The list grouped by collection, lab/tests first: 6.1's run_kselftest.sh finds the collections with
+# uniq, unsorted, and would run lab/tests twice around a collection listed between its programs.
 list=$stage/kselftest/kselftest-list.txt
 : >"$list.tmp"
+: >"$list.own"
 while read -r prog; do
 	[[ -n $prog ]] || continue
 	if [[ -z ${own[$prog]:-} ]]; then
@@ -41,6 +44,8 @@ while read -r prog; do
 	printf '#!/bin/sh\n# %s in a collection of its own, for its timeout (vm/kselftest-list.sh)\nexec "$(dirname "$0")/../%s" "$@"\n' \
 		"$prog" "$prog" >"$d/$prog"
 	chmod 755 "$d/$prog"
-	echo "lab/tests/${prog%_test}:$prog" >>"$list.tmp"
+	echo "lab/tests/${prog%_test}:$prog" >>"$list.own"
 done <"$manifest"
+cat "$list.own" >>"$list.tmp"
+rm "$list.own"
 mv "$list.tmp" "$list"

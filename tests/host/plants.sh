@@ -751,7 +751,10 @@ sec_hang() {
 				--add "$d/ks/lab/tests/settings:/lab/tests/settings"
 				--add "$d/ks/kselftest/kselftest-list.txt:/kselftest/kselftest-list.txt"
 				--add "$d/knob_left:/lab/tests/knob_left_test")
-			for f in "$d"/ks/lab/tests/*/*; do adds+=(--add "$f:/lab/tests/${f#"$d"/ks/lab/tests/}"); done
+			for f in "$d"/ks/lab/tests/*/*; do
+				[[ -e $f ]] || continue
+				adds+=(--add "$f:/lab/tests/${f#"$d"/ks/lab/tests/}")
+			done
 			cmd='exec /lab/guest/run-tests --kselftest knob_left_test edu_refused_twice_test'
 		fi
 		# Bounded: without the program's timeout, the guest would wait for vm/run's.

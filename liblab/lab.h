@@ -125,6 +125,8 @@ uint64_t lab_pfn(const void *addr);
  * present), or -1 with errno set when pagemap could not be read or hides the PFN (EPERM).
  */
 int lab_pfn_read(const void *addr, uint64_t *pfn);
+/* len bytes of private anonymous memory, every page present: mmap's result (MAP_FAILED). */
+void *lab_map_anon(size_t len);
 /* /proc/kpageflags of the page mapped at addr (KPF_* in <linux/kernel-page-flags.h>); 0 if none. */
 uint64_t lab_page_flags(const void *addr);
 /*

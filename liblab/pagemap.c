@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* The PFN in one /proc/<pid>/pagemap entry: bit 63 present, bits 0-54 the PFN (root only). */
@@ -136,4 +137,10 @@ int lab_page_state(uint64_t pfn, struct lab_page_state *st)
 out:
 	close(fd);
 	return ret;
+}
+
+void *lab_map_anon(size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		    -1, 0);
 }

@@ -60,8 +60,7 @@ static int limit_spans_files(void *arg)
 
 TEST(unprivileged_limit_counts_all_files_of_the_process)
 {
-	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(32 * LAB_PAGE);
 
 	ASSERT_NE(MAP_FAILED, buf);
 	EXPECT_STEPS_PASS(limit_spans_files, buf);
@@ -206,8 +205,7 @@ static int info_as_nobody(void *arg)
  */
 TEST(info_shows_the_module_to_cap_sys_admin_only)
 {
-	char *buf = mmap(NULL, 2 * LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(2 * LAB_PAGE);
 	int fd = pindma_open(), watch = pindma_open();
 	uint32_t engine = PINDMA_ENGINE_EDU, h;
 	struct pindma_info before, after;
@@ -324,8 +322,7 @@ TEST(info_asks_for_cap_sys_admin_without_an_audit)
  */
 TEST(another_process_cannot_use_my_handles_even_with_my_file)
 {
-	char *buf = mmap(NULL, 4 * LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(4 * LAB_PAGE);
 	uint32_t h, engine = PINDMA_ENGINE_CPU;
 	int sv[2], fd = pindma_open(), status;
 	uint64_t pfn;

@@ -55,8 +55,7 @@ static int pin_as_nobody(void *arg)
 /* An unprivileged user is held to RLIMIT_MEMLOCK, as ib_umem holds it. */
 TEST(unprivileged_user_is_held_to_rlimit_memlock)
 {
-	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(32 * LAB_PAGE);
 
 	ASSERT_NE(MAP_FAILED, buf);
 	EXPECT_STEPS_PASS(pin_as_nobody, buf);
@@ -89,8 +88,7 @@ static int pin_over_the_limit(void *arg)
 /* CAP_IPC_LOCK lifts RLIMIT_MEMLOCK, as for ib_umem; without it the limit holds again. */
 TEST(cap_ipc_lock_pins_over_rlimit_memlock)
 {
-	char *buf = mmap(NULL, 32 * LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(32 * LAB_PAGE);
 
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0U, geteuid()) TH_LOG("needs root (CAP_IPC_LOCK)");
@@ -114,8 +112,7 @@ struct loop {
 /* A child: pin LOOP_LIMIT pages of its own in one call, or one by one once that is refused. */
 static int pin_all_it_may(int fd, long *pinned)
 {
-	char *buf = mmap(NULL, LOOP_LIMIT * LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(LOOP_LIMIT * LAB_PAGE);
 	uint32_t h;
 	long n = 0;
 	int ret;
@@ -334,8 +331,7 @@ static int pin_over_the_limit_then_io_uring(void *arg)
 
 TEST(cap_ipc_lock_pins_charge_no_user)
 {
-	char *buf = mmap(NULL, 33 * LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(33 * LAB_PAGE);
 
 	long foll = lab_foll_pins();
 
@@ -375,8 +371,7 @@ static int pin_from_a_user_namespace(void *arg)
 
 TEST(a_pin_from_a_user_namespace_is_eperm)
 {
-	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(LAB_PAGE);
 	long foll = lab_foll_pins();
 	int status;
 
@@ -445,8 +440,7 @@ static int keep_passed_files(struct lab_child *c, void *arg)
 /* A process of nobody's that shares nothing with the others: what one page's PIN answers. */
 static int one_more_page(void *arg)
 {
-	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(LAB_PAGE);
 	int fd = nobody_opens_pindma(LOOP_LIMIT);
 	uint32_t h;
 
@@ -626,8 +620,7 @@ static int kprobes(bool define)
 
 TEST(a_file_holds_max_handles_and_releases_each_in_a_hold_of_its_own)
 {
-	char *buf = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(LAB_PAGE);
 	static struct { unsigned long long addr; bool erase; } ev[MAX_EVENTS];
 	int fd = pindma_open(), fd2 = pindma_open(), ret = 0, pinned = 0;
 	int erased = 0, run = 0, most = 0, holds = 0, n = 0;

@@ -203,8 +203,7 @@ TEST(close_unpins_everything)
 /* The pinning process: pin, fork a child that keeps the file, exit with the pin held. */
 static int pin_fork_and_exit(int ready, int go)
 {
-	char *buf = mmap(NULL, SIZE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	char *buf = lab_map_anon(SIZE);
 	int fd = pindma_open();
 	long report[2];
 	uint32_t h;

@@ -19,11 +19,8 @@ py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
-tree=$(readlink -f "$build/linux")
-ksrc=$(ksrc_of "$tree")
-work=$build/kselftest-bare
-rm -rf "$work"
-mkdir -p "$work"
+ksrc=$(build_ksrc "$build")
+work=$(fresh_dir "$build/kselftest-bare")
 
 echo "TAP version 13"
 echo "1..9"

@@ -21,3 +21,15 @@ verdict() {
 ksrc_of() {
 	if [[ -f $1/source/Makefile ]]; then echo "$1/source"; else echo "$1"; fi
 }
+
+# The source of the kernel a build folder's guests boot (its linux link).
+build_ksrc() {
+	ksrc_of "$(readlink -f "$1/linux")"
+}
+
+# fresh_dir DIR: DIR emptied (made if missing), and printed.
+fresh_dir() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	echo "$1"
+}

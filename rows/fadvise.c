@@ -44,12 +44,16 @@ static unsigned int fadvise_checks(const struct record *rec, struct check *c)
 	return k;
 }
 
-static void num(char *buf, size_t n, int64_t v)
+/* A count before and while the write-out was held, "before -> held" ("-": not observed). */
+static void counts(char *buf, size_t n, int64_t before, int64_t held)
 {
-	if (v < 0)
-		snprintf(buf, n, "-");
-	else
-		snprintf(buf, n, "%lld", (long long)v);
+	char was[24] = "-", now[24] = "-";
+
+	if (before >= 0)
+		snprintf(was, sizeof(was), "%lld", (long long)before);
+	if (held >= 0)
+		snprintf(now, sizeof(now), "%lld", (long long)held);
+	snprintf(buf, n, "%s -> %s", was, now);
 }
 
 static void fadvise_header(FILE *f)
@@ -65,17 +69,11 @@ static void fadvise_header(FILE *f)
 static void fadvise_line(FILE *f, unsigned int i, const struct record *rec)
 {
 	const struct fadvise_obs *o = &rec->fadvise;
-	char a[24], b[24], c[24], d[24], e[24], g[24], dirty[56], wb[56], kb[56];
+	char dirty[56], wb[56], kb[56];
 
-	num(a, sizeof(a), o->dirty_before);
-	num(b, sizeof(b), o->dirty_held);
-	num(c, sizeof(c), o->wb_before);
-	num(d, sizeof(d), o->wb_held);
-	num(e, sizeof(e), o->dirty_kb_before);
-	num(g, sizeof(g), o->dirty_kb_held);
-	snprintf(dirty, sizeof(dirty), "%s -> %s", a, b);
-	snprintf(wb, sizeof(wb), "%s -> %s", c, d);
-	snprintf(kb, sizeof(kb), "%s -> %s", e, g);
+	counts(dirty, sizeof(dirty), o->dirty_before, o->dirty_held);
+	counts(wb, sizeof(wb), o->wb_before, o->wb_held);
+	counts(kb, sizeof(kb), o->dirty_kb_before, o->dirty_kb_held);
 	fprintf(f, "%2u %-24s %-39s %-15s %-15s %-19s %-6s %-9s %-9s %s\n", i, rec->row->name,
 		rec->row->title, dirty, wb, kb, o->dirty_held < 0 ? "-" : o->waited ? "yes" : "no",
 		rec->observed[0] ? rec->observed : "-", rec->expected[0] ? rec->expected : "none",

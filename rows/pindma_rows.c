@@ -244,13 +244,21 @@ static const char *mem_name(enum memkind m)
 	return m == MEM_THP ? "THP" : m == MEM_HUGETLB ? "huge" : m == MEM_SHARED ? "shm" : "page";
 }
 
-static char *pfn_str(char *buf, size_t n, uint64_t pfn)
+/* The PFNs a page went through, in hex, "before->after" ("-" where none was present). */
+static void pfn_chain(char *buf, size_t n, const uint64_t *pfns, int count)
 {
-	if (pfn)
-		snprintf(buf, n, "%llx", (unsigned long long)pfn);
-	else
-		snprintf(buf, n, "-");
-	return buf;
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < count && len < n; i++) {
+		const char *arrow = i ? "->" : "";
+
+		if (pfns[i])
+			len += snprintf(buf + len, n - len, "%s%llx", arrow,
+					(unsigned long long)pfns[i]);
+		else
+			len += snprintf(buf + len, n - len, "%s-", arrow);
+	}
 }
 
 static void pindma_header(FILE *f)
@@ -270,15 +278,12 @@ static void pindma_line(FILE *f, unsigned int i, const struct record *rec)
 {
 	const struct pindma_obs *o = &rec->pindma;
 	const struct row *r = rec->row;
-	char a[20], b[20], c[20], d[20], e[20], g[20], h[20], drv[48], par[64], chi[48];
+	char drv[48], par[64], chi[48];
 	bool dev = r->pindma.mode != 0, played = rec->observed[0];
 
-	snprintf(drv, sizeof(drv), "%s->%s", pfn_str(a, 20, o->drv_before),
-		 pfn_str(b, 20, o->drv_after));
-	snprintf(par, sizeof(par), "%s->%s->%s", pfn_str(c, 20, o->par_before),
-		 pfn_str(d, 20, o->par_fork), pfn_str(e, 20, o->par_after));
-	snprintf(chi, sizeof(chi), "%s->%s", pfn_str(g, 20, o->child_fork),
-		 pfn_str(h, 20, o->child_after));
+	pfn_chain(drv, sizeof(drv), (const uint64_t[]){ o->drv_before, o->drv_after }, 2);
+	pfn_chain(par, sizeof(par), (const uint64_t[]){ o->par_before, o->par_fork, o->par_after }, 3);
+	pfn_chain(chi, sizeof(chi), (const uint64_t[]){ o->child_fork, o->child_after }, 2);
 	if (!o->child_has_range)
 		snprintf(chi, sizeof(chi), "none");
 	if (!played)

@@ -72,6 +72,15 @@ static int make_file(struct __test_metadata *_metadata, const char *dir, long ma
 	return fd;
 }
 
+/* make_file()'s file on the ext4 scratch disk, filled with c, mapped shared; MAP_FAILED if not. */
+static char *ext4_shared(struct __test_metadata *_metadata, char c, int *file)
+{
+	*file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, c);
+	if (*file < 0)
+		return MAP_FAILED;
+	return mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, *file, 0);
+}
+
 FIXTURE(mem)
 {
 	int fd;
@@ -150,9 +159,7 @@ TEST_F(mem, write_pin_of_a_shared_ext4_mapping_is_eopnotsupp)
 	int file;
 
 	LAB_NEEDS(on_ext4("/mnt/disk"), NO_DISK);
-	file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'f');
-	ASSERT_LE(0, file);
-	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
+	map = ext4_shared(_metadata, 'f', &file);
 	ASSERT_NE(MAP_FAILED, map);
 	ASSERT_EQ('f', map[0]);	/* resident: only the driver's own check can refuse it */
 	for (unsigned int i = 0; i < 2; i++) {
@@ -212,9 +219,7 @@ TEST_F(mem, read_pin_of_a_shared_ext4_mapping_pins)
 	int file;
 
 	LAB_NEEDS(on_ext4("/mnt/disk"), NO_DISK);
-	file = make_file(_metadata, "/mnt/disk", EXT4_SUPER_MAGIC, SIZE, 'r');
-	ASSERT_LE(0, file);
-	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
+	map = ext4_shared(_metadata, 'r', &file);
 	ASSERT_NE(MAP_FAILED, map);
 	for (unsigned int i = 0; i < 2; i++) {
 		ASSERT_EQ(0, pindma_pin(self->fd, map, SIZE, modes[i], 0, &h))

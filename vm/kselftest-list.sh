@@ -2,7 +2,7 @@
 # The lab's kselftest collection, as the tree's runner needs it to give each program its timeout.
 # The runner (kselftest/runner.sh) reads one settings file per collection folder, so a program with
 # a timeout of its own (timeout_PROGRAM=N in SETTINGS) gets a collection of its own, lab/tests/NAME
-# (NAME: PROGRAM without _test): its settings say timeout=N, and its PROGRAM is a two-line script
+# (NAME: PROGRAM without _test): its settings say timeout=N, and its PROGRAM is a short script
 # that runs the collection's (so that the program itself still finds the lab from
 # /proc/self/exe, and a copy by any tool keeps working). Every other program is in lab/tests,
 # whose settings are SETTINGS itself.
@@ -13,6 +13,12 @@ set -euo pipefail
 settings=$1 manifest=$2 stage=$3
 tests=$stage/lab/tests
 declare -A own=()
+# Every line a comment or NAME=SECONDS as the runner reads it: a line it would take otherwise (an
+# indented or capitalised timeout_ line becomes a variable nothing reads) is refused here.
+while IFS= read -r line; do
+	[[ -z $line || $line == '#'* || $line =~ ^[a-z_]+=[0-9]+$ ]] ||
+		{ echo "$settings: '$line': not a comment nor NAME=SECONDS" >&2; exit 1; }
+done <"$settings"
 while IFS='=' read -r key value; do
 	[[ $key == timeout_* ]] || continue
 	prog=${key#timeout_}
@@ -37,6 +43,7 @@ while read -r prog; do
 		continue
 	fi
 	d=$tests/${prog%_test}
+	[[ ! -e $d || -d $d ]] || { echo "$0: $d, $prog's own collection, is a file" >&2; exit 1; }
 	mkdir -p "$d"
 	printf '# %s, its own timeout (the lab'\''s tests/settings: timeout_%s)\ntimeout=%s\n' \
 		"$prog" "$prog" "${own[$prog]}" >"$d/settings"

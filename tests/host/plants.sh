@@ -738,7 +738,9 @@ sec_hang() {
 	"$top/vm/kselftest-list.sh" "$d/settings" "$d/ks-manifest" "$d/ks"
 	printf '#!/bin/sh\necho 0 >/proc/sys/vm/dirty_writeback_centisecs || exit 1\n%s\n' \
 		"printf 'TAP version 13\n1..1\nok 1 the flusher turned off (a plant)\n'" >"$d/knob_left"
-	chmod +x "$d/knob_left"
+	# A program that would pass, which the runner's list lacks: the runner would run nothing.
+	printf '#!/bin/sh\n%s\n' "printf 'TAP version 13\n1..1\nok 1 unlisted (a plant)\n'" >"$d/unlisted"
+	chmod +x "$d/knob_left" "$d/unlisted"
 	for mode in own kselftest; do
 		rc=0 ok=0
 		local adds=(--add "$module:/lab/modules/pindma.ko")
@@ -750,12 +752,12 @@ sec_hang() {
 			adds+=(--add "$plants/guest/edu_refused_twice:/lab/tests/edu_refused_twice_test"
 				--add "$d/ks/lab/tests/settings:/lab/tests/settings"
 				--add "$d/ks/kselftest/kselftest-list.txt:/kselftest/kselftest-list.txt"
-				--add "$d/knob_left:/lab/tests/knob_left_test")
+				--add "$d/knob_left:/lab/tests/knob_left_test" --add "$d/unlisted:/lab/tests/unlisted_test")
 			for f in "$d"/ks/lab/tests/*/*; do
 				[[ -e $f ]] || continue
 				adds+=(--add "$f:/lab/tests/${f#"$d"/ks/lab/tests/}")
 			done
-			cmd='exec /lab/guest/run-tests --kselftest knob_left_test edu_refused_twice_test'
+			cmd='exec /lab/guest/run-tests --kselftest knob_left_test unlisted_test edu_refused_twice_test'
 		fi
 		# Bounded: without the program's timeout, the guest would wait for vm/run's.
 		# shellcheck disable=SC2016 # the guest's shell expands it
@@ -779,6 +781,10 @@ sec_hang() {
 			grep -q '^knob_left_test failed: left /proc/sys/vm/dirty_writeback_centisecs at 0 (it was ' \
 				"$d/$mode.judged" && tr -d '\r' <"$d/$mode.data" | grep -c '^ok 1 the flusher turned off' >/dev/null && ok=1
 			verdict "a program that passes but leaves the flusher off under the kselftest runner turns its program red (guest/run-tests' knobs)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $d/$mode.judged")"
+			ok=0
+			grep -q '^unlisted_test failed: .*not in /kselftest/kselftest-list.txt' "$d/$mode.judged" && ok=1
+			verdict "a program the kselftest list lacks, asked of the kselftest runner, turns its program red (guest/run-tests)" \
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $d/$mode.judged")"
 		fi
 	done

@@ -261,13 +261,13 @@ others=6
 # The driver plants' guards: the edu plant turns three red (pindma_trip_test, rows_test's edu rows,
 # edu_mask_check), its read variant two (pindma_trip_test, edu_mask_check), the edu lock plant two
 # (guest/run-tests' timeout and the kselftest runner's), the others one each; and a knob left
-# changed under the kselftest runner, in the edu lock's boot.
+# changed and a program the list lacks under the kselftest runner, in the edu lock's boot.
 # The bad page's report, only where no KASAN report shares its boot: KASAN's dumps a page of its own
 # ("page dumped because: kasan: bad access detected"), which vm/run's bad-page class matches on the
 # console, so there the verdict could not fail. The normal kernels plant it.
 badpage=$((1 - debug))
 total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 1 + badpage + ${#kplants[@]} +
-	2 * debug + ${#drivers[@]} + 5))
+	2 * debug + ${#drivers[@]} + 6))
 sections="crash kernels console programs runall vmlog detectors driver hang"
 # The debug kernel plants what only it can catch: its detectors' console reports (lockdep, list
 # corruption, KASAN, UBSAN), kmemleak and lockdep after the suite, the switch left on, GUP-fast's

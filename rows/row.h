@@ -223,6 +223,9 @@ struct verbs_obs {
 	char detail[24];	/* cost rows: the MR size, or how many MRs */
 	bool page_dc;		/* cost rows: the MR's page is MADV_DONTFORK (VmFlags dc) */
 	char outcome[24];	/* cost rows: SIGSEGV, EINVAL, EAGAIN, all-ok, ... */
+	int64_t max_map_count;	/* VMA rows: the vm.max_map_count the row set */
+	int64_t vmas;		/* VMA rows: the process's VMAs (/proc/self/maps) when the
+				 * registrations stopped */
 };
 
 enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };

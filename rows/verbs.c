@@ -51,6 +51,19 @@ static unsigned int verbs_checks(const struct record *rec, struct check *c)
 		CHECK(o->page_dc, "the page the child lacks is MADV_DONTFORK (VmFlags dc)");
 	if (r->verbs.no_init)
 		CHECK(!o->page_dc, "without fork support nothing is MADV_DONTFORK");
+	if (r->verbs.kind != VERBS_MR_SPLITS_VMAS)
+		return k;
+	/*
+	 * The kernel's own count says why registration stopped: a DONTFORK in the middle of a VMA
+	 * splits it twice, and a split fails once the VMAs reach vm.max_map_count (maps also shows
+	 * [vsyscall], which is no VMA of the process).
+	 */
+	if (strcmp(rec->observed, "all-ok") && strcmp(rec->observed, "incoherent"))
+		CHECK(o->max_map_count > 0 && o->vmas >= o->max_map_count - 1,
+		      "registration stopped with the process's VMAs at vm.max_map_count");
+	else
+		CHECK(o->vmas < o->max_map_count && o->control_moved,
+		      "every MR registered below vm.max_map_count, the HCA's control write seen");
 	return k;
 }
 
@@ -103,6 +116,7 @@ static const struct field verbs_fields[] = {
 	OBS_FIELD(verbs, F_BOOL, hca_sees_parent), OBS_FIELD(verbs, F_BOOL, parent_sees_hca),
 	OBS_FIELD(verbs, F_BOOL, hca_reads_own), OBS_FIELD(verbs, F_STR, detail),
 	OBS_FIELD(verbs, F_BOOL, page_dc), OBS_FIELD(verbs, F_STR, outcome),
+	OBS_FIELD(verbs, F_I64, max_map_count), OBS_FIELD(verbs, F_I64, vmas),
 	{ NULL },
 };
 

@@ -216,15 +216,73 @@ static int free_before_dereg(struct record *rec, struct lab_verbs *v)
 #define SPLIT_PAGES 512
 
 /*
+ * After the registrations, a fork with the first MR's page shared: the parent writes into it, the
+ * HCA reads it (RDMA READ) and writes into it (RDMA WRITE) through a loopback QP, each from a
+ * staging page only the parent has. 0, or -1 with the record failed.
+ */
+static int coherent_after_fork(struct record *rec, struct lab_verbs *v, struct ibv_mr *mr,
+			       char *page)
+{
+	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
+	struct verbs_obs *o = &rec->verbs;
+	struct ibv_mr *smr = NULL;
+	char *stage;
+	int ret = -1;
+
+	stage = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stage == MAP_FAILED || madvise(stage, PAGE, MADV_DONTFORK))
+		return row_fail(rec, "the staging page");
+	if (lab_verbs_loopback_qp(v) ||
+	    !(smr = ibv_reg_mr(v->pd, stage, PAGE, IBV_ACCESS_LOCAL_WRITE))) {
+		row_fail(rec, "a loopback QP and the staging MR");
+		goto out;
+	}
+	memcpy(stage + OFF_CONTROL, CONTROL, TAG);
+	if (lab_verbs_rdma(v, IBV_WR_RDMA_WRITE, smr, stage + OFF_CONTROL, mr, page + OFF_CONTROL,
+			   TAG)) {
+		row_fail(rec, "RDMA WRITE (control)");
+		goto out;
+	}
+	o->control_moved = !memcmp(page + OFF_CONTROL, CONTROL, TAG);
+	if (lab_child_start(&child, wait_child, NULL)) {
+		row_fail(rec, "fork");
+		goto out;
+	}
+	memcpy(page, PARENT, TAG);
+	memcpy(stage + OFF_HCA, HCA, TAG);
+	if (lab_verbs_rdma(v, IBV_WR_RDMA_READ, smr, stage, mr, page, TAG) ||
+	    lab_verbs_rdma(v, IBV_WR_RDMA_WRITE, smr, stage + OFF_HCA, mr, page + OFF_HCA, TAG)) {
+		row_fail(rec, "RDMA READ and WRITE after the fork");
+		goto out;
+	}
+	o->hca_sees_parent = !memcmp(stage, PARENT, TAG);
+	o->parent_sees_hca = !memcmp(page + OFF_HCA, HCA, TAG);
+	if (row_child_end(rec, &child, 'x', 0))
+		goto out;
+	ret = 0;
+out:
+	lab_child_end(&child);
+	if (smr)
+		ibv_dereg_mr(smr);
+	munmap(stage, PAGE);
+	return ret;
+}
+
+/*
  * One-page MRs on every other page of one mapping, with vm.max_map_count 64 above what the process
  * maps: with fork support each MR splits the mapping (two more VMAs), until madvise(MADV_DONTFORK),
- * and so ibv_reg_mr(), fails. Observed: the errno, or all-ok.
+ * and so ibv_reg_mr(), fails. Observed: the errno, and the process's VMAs then (/proc/self/maps,
+ * the kernel's count); or, every MR registered, whether the first MR's page stays the parent's
+ * and the HCA's across a fork: all-ok, or incoherent.
  */
 static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 {
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
 	struct ibv_mr *mrs[SPLIT_PAGES / 2] = { 0 };
-	int n = 0, before = lab_read_int(MAP_COUNT), err = 0;
+	int n = 0, before = lab_read_int(MAP_COUNT), err = 0, ret = 0;
+	struct verbs_obs *o = &rec->verbs;
 	char limit[32], detail[16];
+	const char *what;
 	char *map;
 
 	map = mmap(NULL, SPLIT_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -232,25 +290,34 @@ static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 	if (map == MAP_FAILED || before < 0)
 		return row_fail(rec, "mmap or " MAP_COUNT);
 	memset(map, 0, SPLIT_PAGES * PAGE);
-	snprintf(limit, sizeof(limit), "%d", lab_maps_count(NULL, ~(size_t)0) + 64);
+	o->max_map_count = lab_maps_count(NULL, ~(size_t)0) + 64;
+	snprintf(limit, sizeof(limit), "%lld", (long long)o->max_map_count);
 	if (lab_write_str(MAP_COUNT, limit))
 		return row_fail(rec, MAP_COUNT);
 	for (; n < SPLIT_PAGES / 2; n++) {
-		mrs[n] = ibv_reg_mr(v->pd, map + 2 * n * PAGE, PAGE, IBV_ACCESS_LOCAL_WRITE);
+		mrs[n] = ibv_reg_mr(v->pd, map + 2 * n * PAGE, PAGE, access);
 		if (!mrs[n]) {
 			err = errno;
 			break;
 		}
 	}
+	o->vmas = lab_maps_count(NULL, ~(size_t)0);
 	snprintf(limit, sizeof(limit), "%d", before);
 	if (lab_write_str(MAP_COUNT, limit))
 		return row_fail(rec, "restoring " MAP_COUNT);
 	snprintf(detail, sizeof(detail), "n=%d", n);
-	outcome(rec, detail, map, err ? errno_name(err) : "all-ok");
+	what = err ? errno_name(err) : "all-ok";
+	if (!err) {
+		ret = coherent_after_fork(rec, v, mrs[0], map);
+		if (!ret && !(o->control_moved && o->hca_sees_parent && o->parent_sees_hca))
+			what = "incoherent";
+	}
+	if (!ret)
+		outcome(rec, detail, map, what);
 	while (n--)
 		ibv_dereg_mr(mrs[n]);
 	munmap(map, SPLIT_PAGES * PAGE);
-	return 0;
+	return ret;
 }
 
 #define HPAGE (2 << 20)

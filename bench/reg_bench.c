@@ -7,9 +7,15 @@
  * rows). Fork support is process-wide, so each variant runs in a process of its own.
  * Per cycle: median, min and max, and the ratio to the same pages without fork support.
  * The guest needs a free huge page (bench/run sets vm.nr_hugepages).
+ * Figure 6, what fork support costs in VMAs: N one-page MRs on every other page of one mapping
+ * (the scattered registrations of a middleware's buffer pool), with and without ibv_fork_init():
+ * the process's VMAs after them (/proc/self/maps, the kernel's own count) and the time of all N.
+ * Each MR's MADV_DONTFORK splits the mapping twice, so with fork support VMAs grow by 2N until
+ * vm.max_map_count stops registration (verbs_demo's switch-off-mr-splits-vmas row).
  *
- *   reg_bench [--reps N]                 every variant; the CSV block for bench/run
+ *   reg_bench [--reps N]                 every variant, then figure 6; the CSV blocks for bench/run
  *   reg_bench --variant NAME --reps N    one variant, in this process: "median min max" in us
+ *   reg_bench --scatter N [--fork-init]  N scattered MRs, in this process: "vmas-before vmas us"
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -85,29 +91,112 @@ static int run_variant(const struct variant *v, int reps)
 	return 0;
 }
 
+/* Figure 6's registrations in this process: the VMAs before and after them, and their time. */
+static int scatter(int regs, int fork_init)
+{
+	struct ibv_mr **mrs = calloc(regs, sizeof(*mrs));
+	int before, after, n;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	double t0, t;
+	char *map;
+
+	if (!mrs)
+		return fail("calloc");
+	if (fork_init && ibv_fork_init())
+		return fail("ibv_fork_init");
+	ctx = lab_rxe_open();
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	if (!pd)
+		return fail("rxe0");
+	map = lab_map_anon(2UL * regs * LAB_PAGE);
+	if (map == MAP_FAILED)
+		return fail("mmap");
+	before = lab_maps_count(NULL, ~(size_t)0);
+	t0 = lab_now_us();
+	for (n = 0; n < regs; n++) {
+		mrs[n] = ibv_reg_mr(pd, map + 2UL * n * LAB_PAGE, LAB_PAGE, IBV_ACCESS_LOCAL_WRITE);
+		if (!mrs[n])
+			return fail("ibv_reg_mr");
+	}
+	t = lab_now_us() - t0;
+	after = lab_maps_count(NULL, ~(size_t)0);
+	printf("%d %d %.1f\n", before, after, t);
+	while (n--)
+		ibv_dereg_mr(mrs[n]);
+	munmap(map, 2UL * regs * LAB_PAGE);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(mrs);
+	return 0;
+}
+
+/* Figure 6: each count of registrations without and with fork support, each in a process. */
+static int scatter_figure(const char *exe)
+{
+	static const int counts[] = { 16, 64, 256, 1024 };
+	char cmd[PATH_MAX + 64];
+
+	printf("@@csv vmas\n");
+	printf("MRs,fork support,VMAs before,VMAs after,VMAs added per MR,all MRs us,"
+	       "ratio to no fork support\n");
+	for (unsigned int i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		double us[2];
+
+		for (int fi = 0; fi < 2; fi++) {
+			int before, after, ok;
+			FILE *p;
+
+			snprintf(cmd, sizeof(cmd), "%s --scatter %d%s", exe, counts[i],
+				 fi ? " --fork-init" : "");
+			p = popen(cmd, "r");
+			if (!p)
+				return fail("popen");
+			ok = fscanf(p, "%d %d %lf", &before, &after, &us[fi]) == 3;
+			if (pclose(p) || !ok) {
+				fprintf(stderr, "reg_bench: %s failed\n", cmd);
+				return 1;
+			}
+			printf("%d,%s,%d,%d,%.2f,%.1f,%.2f\n", counts[i],
+			       fi ? "ibv_fork_init" : "none", before, after,
+			       (double)(after - before) / counts[i], us[fi], us[fi] / us[0]);
+		}
+	}
+	printf("@@end\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double med[NVARIANTS], min[NVARIANTS], max[NVARIANTS];
 	const char *only = NULL;
 	char exe[PATH_MAX], cmd[PATH_MAX + 128];
-	int reps = 200, c;
+	int reps = 200, regs = 0, fork_init = 0, c;
 	ssize_t n;
 
 	static const struct option opts[] = {
 		{ "reps", required_argument, NULL, 'r' },
 		{ "variant", required_argument, NULL, 'v' },
+		{ "scatter", required_argument, NULL, 's' },
+		{ "fork-init", no_argument, NULL, 'f' },
 		{ 0 },
 	};
-	while ((c = getopt_long(argc, argv, "r:v:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:v:s:f", opts, NULL)) != -1) {
 		if (c == 'r')
 			reps = atoi(optarg);
 		else if (c == 'v')
 			only = optarg;
+		else if (c == 's')
+			regs = atoi(optarg);
+		else if (c == 'f')
+			fork_init = 1;
 		else
 			return 2;
 	}
-	if (reps < 1)
+	if (reps < 1 || regs < 0)
 		return 2;
+	if (regs)
+		return scatter(regs, fork_init);
 	for (unsigned int i = 0; only && i < NVARIANTS; i++)
 		if (!strcmp(variants[i].name, only))
 			return run_variant(&variants[i], reps);
@@ -148,5 +237,5 @@ int main(int argc, char **argv)
 		       med[i], min[i], max[i], med[i] / med[base]);
 	}
 	printf("@@end\n");
-	return 0;
+	return scatter_figure(exe);
 }

@@ -42,20 +42,20 @@ test: guest
 
 # The demo's lines on the screen; the kernel's console in build/logs/demo.log (a splat shown, named).
 demo: guest
-	VM_SCREEN=program vm/run --name demo --demo-disks -- /lab/guest/demo
+	VM_SCREEN=program vm/boot --name demo --demo-disks -- /lab/guest/demo
 
-# The demo under QEMU's gdb stub: the guest waits for gdb, attached with the command vm/run prints.
+# The demo under QEMU's gdb stub: the guest waits for gdb, attached with the command vm/boot prints.
 gdb: guest
-	vm/run --gdb --name gdb --demo-disks -- /lab/guest/demo
+	vm/boot --gdb --name gdb --demo-disks -- /lab/guest/demo
 
 # The long fuzz run: FUZZ_OPS operations (default a million), FUZZ_SEED to replay a seed.
 FUZZ_OPS ?= 1000000
 fuzz: guest
-	vm/run --name fuzz -- /lab/bin/pindma_fuzz --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+	vm/boot --name fuzz -- /lab/bin/pindma_fuzz --ops $(FUZZ_OPS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 
 # Benchmarks, separate from the tests: a report and plots in $(BUILD)/bench.
 bench: guest
-	bench/run
+	bench/report
 
 # The output blocks of the pages, from one real run in the guest (and the last make bench).
 docs: guest
@@ -79,7 +79,7 @@ lava:
 	$(LAB_PYTHON) vm/lava.py $(if $(LAVA_URL),--url "$(LAVA_URL)")
 
 shell: guest
-	vm/run --name shell --disk $(BUILD)/disk.img --shell
+	vm/boot --name shell --disk $(BUILD)/disk.img --shell
 
 guest: kernel
 	@$(MAKE) --no-print-directory -f vm/guest.mk

@@ -13,7 +13,7 @@
  * calibrated and the kernel falls back to jiffies), so each sample times a batch long
  * enough (about 0.2 s) for that not to matter, and reports the time of one call.
  *
- * Prints CSV blocks between "@@csv NAME" and "@@end" lines for bench/run.
+ * Prints CSV blocks between "@@csv NAME" and "@@end" lines for bench/report.
  *   fork_bench [--sizes MiB,MiB,...] [--reps N]
  */
 #define _GNU_SOURCE

@@ -6,14 +6,14 @@
  * page, RDMAV_HUGEPAGES_SAFE=1, without which the registration fails: verbs_demo's hugetlb
  * rows). Fork support is process-wide, so each variant runs in a process of its own.
  * Per cycle: median, min and max, and the ratio to the same pages without fork support.
- * The guest needs a free huge page (bench/run sets vm.nr_hugepages).
+ * The guest needs a free huge page (bench/report sets vm.nr_hugepages).
  * Figure 6, what fork support costs in VMAs: N one-page MRs on every other page of one mapping
  * (the scattered registrations of a middleware's buffer pool), with and without ibv_fork_init():
  * the process's VMAs after them (/proc/self/maps, the kernel's own count) and the time of all N.
  * Each MR's MADV_DONTFORK splits the mapping twice, so with fork support VMAs grow by 2N until
  * vm.max_map_count stops registration (verbs_demo's switch-off-mr-splits-vmas row).
  *
- *   reg_bench [--reps N]                 every variant, then figure 6; the CSV blocks for bench/run
+ *   reg_bench [--reps N]                 every variant, then figure 6: bench/report's CSV blocks
  *   reg_bench --variant NAME --reps N    one variant, in this process: "median min max" in us
  *   reg_bench --scatter N [--fork-init]  N scattered MRs, in this process: "vmas-before vmas us"
  */

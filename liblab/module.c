@@ -4,7 +4,7 @@
  * kselftest collection run elsewhere (make kselftest-install) carries it in lab/modules/, loaded by
  * the first program that needs it, as kselftests load the test modules they need. Its parameters
  * are the kernel command line's NAME.PARAM=VALUE words, as modprobe (and guest/init) pass them:
- * vm/run gives pindma.dma_bits, the edu device's DMA address width.
+ * vm/boot gives pindma.dma_bits, the edu device's DMA address width.
  */
 #include "lab.h"
 

@@ -198,7 +198,7 @@ int play_fadvise(const struct row *r, const struct play_opts *opts, struct recor
 	o->wb_before = o->wb_held = o->wb_after = -1;
 	o->dirty_kb_before = o->dirty_kb_held = o->sectors_held = o->sectors_after = -1;
 	if (lab_sectors_written("vda") < 0)
-		return errno = 0, row_fail(rec, "no /dev/vda (vm/run --disk)");
+		return errno = 0, row_fail(rec, "no /dev/vda (vm/boot --disk)");
 	if (lab_gate_find(&gate, "lab-disk"))
 		return row_fail(rec, "no gate lab-disk under /mnt/disk (guest/init makes it)");
 	lock = lab_lock(LAB_LOCK_WRITEBACK, true);

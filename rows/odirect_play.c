@@ -77,7 +77,7 @@ static int source_open(const struct row *r, struct record *rec, struct source *s
 	s->fd = -1;
 	errno = 0;
 	if (lab_disk_by_serial("odirect", disk, sizeof(disk)))
-		return row_fail(rec, "no disk with serial odirect (vm/run --disk IMAGE,odirect)");
+		return row_fail(rec, "no disk with serial odirect (vm/boot --disk IMAGE,odirect)");
 	snprintf(name, sizeof(name), "lab-odirect-%d-%d", getpid(), atomic_fetch_add(&plays, 1));
 	snprintf(path, sizeof(path), "/dev/%s", disk);
 	if (lab_gate_disk(&s->gate, name, path, true))

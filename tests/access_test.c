@@ -212,7 +212,7 @@ TEST(info_shows_the_module_to_cap_sys_admin_only)
 	char c[8], dev[256];
 
 	LAB_NEEDS(lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)),
-		  "no edu PCI device, whose transfers INFO counts: the lab's QEMU has one (vm/run)");
+		  "no edu PCI device, whose transfers INFO counts: the lab's QEMU has one (vm/boot)");
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, watch);

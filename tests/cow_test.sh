@@ -29,7 +29,7 @@ mkdir -p "$tmp"
 us=$(printf '\037')
 
 swapfile=/mnt/disk/cow.swap
-# The swap file's disk is the lab's scratch disk (vm/run mounts /dev/vda there); a kselftest collection
+# The swap file's disk is the lab's scratch disk (vm/boot mounts /dev/vda there); a kselftest collection
 # run elsewhere may have none: the whole program is a kselftest skip, saying so (in the lab's own run
 # no skip budget lists it, so there it fails).
 if ! grep -q ' /mnt/disk ' /proc/mounts; then

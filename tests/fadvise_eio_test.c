@@ -5,7 +5,7 @@
  * Like sync_file_range(SYNC_FILE_RANGE_WAIT_AFTER), WRITE_WAIT reports a writeback error of the
  * whole file, wherever it happened, once per open file (the mapping's errseq, sampled at open):
  * EIO, then 0; fsync() on the same file has nothing more to report, one on a file opened before
- * the error reports it once too. The guest must not crash or splat (vm/run judges the console).
+ * the error reports it once too. The guest must not crash or splat (vm/boot judges the console).
  */
 #define _GNU_SOURCE
 #include "linux_fadvise.h"

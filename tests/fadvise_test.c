@@ -50,7 +50,7 @@ static const char *lacks_disk(void)
 	struct stat st;
 
 	return !stat(DIR, &st) && lab_sectors_written("vda") >= 0 ? NULL :
-		"no scratch disk /dev/vda on " DIR ": the lab attaches one (vm/run --disk IMAGE)";
+		"no scratch disk /dev/vda on " DIR ": the lab attaches one (vm/boot --disk IMAGE)";
 }
 
 FIXTURE(file)
@@ -68,7 +68,7 @@ FIXTURE_SETUP(file)
 	char *buf;
 
 	ASSERT_EQ(0, stat(DIR, &st));
-	ASSERT_LE(0, lab_sectors_written("vda")) TH_LOG("no /dev/vda: vm/run --disk attaches it");
+	ASSERT_LE(0, lab_sectors_written("vda")) TH_LOG("no /dev/vda: vm/boot --disk attaches it");
 	ASSERT_EQ(0, lab_gate_find(&self->gate, "lab-disk"))
 		TH_LOG("no gate lab-disk under " DIR " (guest/init makes it)");
 	/* A test that failed while it held the gate must not keep the next one waiting. */

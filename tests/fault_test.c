@@ -4,7 +4,7 @@
  * kmalloc, alloc_pages and copy_{from,to}_user fail, in the tasks that ask for it only
  * (task-filter, /proc/<pid>/make-it-fail), and pindma must still answer every call with a clean
  * errno and leave nothing behind: no handle, no held page, no FOLL_PIN pin, no pinned_vm charge.
- * vm/run fails the run on any splat, and kmemleak scans after the suite. Three ways in:
+ * vm/boot fails the run on any splat, and kmemleak scans after the suite. Three ways in:
  *
  * - every failure point of each ioctl, one at a time (/proc/thread-self/fail-nth fails the Nth
  *   fault site the task reaches), with the counters checked after each;
@@ -72,7 +72,7 @@ static long attr_get(enum attr a, const char *knob)
 /*
  * Arm every attribute for make-it-fail tasks only: one fault site in interval considered, failed
  * with percent[a] probability, up to a budget of BUDGET faults. verbose=0: a stack dump per fault
- * would read as a splat (vm/run).
+ * would read as a splat (vm/boot).
  * Both allocators ignore GFP_KERNEL (sleeping) allocations by default and the page allocator
  * order-0 ones too: the driver makes only those.
  */

@@ -9,7 +9,7 @@
  * with the switch on it shares it with the child and clears PageAnonExclusive, and the
  * assertion is a VM_BUG_ON, unless the assertion knows the switch was ever on. One thread
  * pins and unpins a buffer with GUP-fast in a loop while the other forks; any BUG in the
- * console fails the run (vm/run). The first case turns the switch on for the first time in
+ * console fails the run (vm/boot). The first case turns the switch on for the first time in
  * the boot in the middle of the race, so that a check that read "the switch was ever on"
  * before the switch came on meets a fork that shares the page after it did; the second races
  * with the switch on from the start. The window is a few instructions wide: this stress

@@ -21,7 +21,7 @@ manifest (vanished()).
 
   ktap.py check NAME FILE [STATUS]   judge one program's output; exit 1 if it failed
   ktap.py data FILE [--budget B] [--manifest M] [--debug 1]
-                                     judge every program in a data channel (vm/run --out), a line
+                                     judge every program in a data channel (vm/boot --out), a line
                                      each, or one a failure (with the skip budget B; a whole run
                                      of manifest M; a debug kernel's, whose kmemleak and lockdep
                                      reports must come), then

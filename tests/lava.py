@@ -10,7 +10,7 @@ infrastructure worked, whatever the cases said: so every KTAP case of every prog
 case of the same name (program.case) with the same status (pass, fail, skip; an XFAIL is a fail),
 and no LAVA case may be more; then the programs are judged as make test judges them (tests/ktap.py,
 the skip budget), and the suite must have passed, with no kernel splat on the console (which
-guest/lava-suite gives the whole kernel log too): vm/splat-classes, as vm/run judges its guests.
+guest/lava-suite gives the whole kernel log too): vm/splat-classes, as vm/boot judges its guests.
 
   lava.py LAVA_RUN_OUTPUT BUDGET [MANIFEST]   exit 1 if any of that failed
 """

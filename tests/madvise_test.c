@@ -226,7 +226,7 @@ TEST(dofork_on_vm_io_is_einval)
 	int fd;
 
 	LAB_NEEDS(lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)),
-		  "no edu PCI device: the lab's QEMU has one (vm/run)");
+		  "no edu PCI device: the lab's QEMU has one (vm/boot)");
 	snprintf(path, sizeof(path), "%s/resource0", dev);
 	fd = open(path, O_RDWR | O_SYNC);
 	ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));

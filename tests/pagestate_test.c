@@ -120,7 +120,7 @@ FIXTURE_TEARDOWN(split)
 /*
  * The page state of THPs while the kernel splits them (debugfs split_huge_pages, the folio split
  * itself, not only its PMD), SPLITS times: no read may fail for anything but a folio that kept
- * changing, and the console must stay clean (vm/run): 6.12's folio_large_mapcount() WARNs when the
+ * changing, and the console must stay clean (vm/boot): 6.12's folio_large_mapcount() WARNs when the
  * folio it was asked about split meanwhile, so the file must not ask it. The debug kernel takes
  * minutes where the normal one takes seconds.
  */

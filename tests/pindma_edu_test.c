@@ -29,7 +29,7 @@ static const char *lacks_edu(void)
 		found |= !strncmp(e->d_name, "0000:", 5);
 	if (d)
 		closedir(d);
-	return found ? NULL : "no edu PCI device bound to pindma: the lab's QEMU has one (vm/run)";
+	return found ? NULL : "no edu PCI device bound to pindma: the lab's QEMU has one (vm/boot)";
 }
 
 FIXTURE(unbound)

@@ -34,7 +34,7 @@ static const char *mode_name(uint32_t mode)
 
 /* A file of len bytes of c in dir, on a file system of type magic; its fd, unlinked. */
 /* The lab's scratch disk, ext4, which /init mounts on /mnt/disk. */
-#define NO_DISK "no ext4 scratch disk on /mnt/disk: the lab attaches one (vm/run --disk)"
+#define NO_DISK "no ext4 scratch disk on /mnt/disk: the lab attaches one (vm/boot --disk)"
 
 static bool on_ext4(const char *dir)
 {

@@ -10,7 +10,7 @@
                 (dontfork_lab.<program>) and one per case (dontfork_lab.<program>.<case>).
 Both documents are checked once written, from the files (check()): a failed check fails the run.
 
-  results.py write DATA DIR [STALE...]   judge the programs of a data channel (vm/run --out) as
+  results.py write DATA DIR [STALE...]   judge the programs of a data channel (vm/boot --out) as
                                          make test does and write the documents into DIR
   results.py check DIR "CLOSING LINE"    check DIR's documents against a closing line
                                          ("N passed, N failed[, N skipped][, N xfail]"); exit 1

@@ -459,7 +459,7 @@ static void check_block(unsigned int i, const char *series)
 }
 
 /*
- * What the rows of every demo need of the machine, which the lab's guest has (vm/run, tests/run-all's
+ * What the rows of every demo need of the machine, which the lab's guest has (vm/boot, tests/run-all's
  * rows guest): the scratch disk, the O_DIRECT image, the edu device and
  * Soft-RoCE (rdma_rxe, iproute2's rdma). NULL, or what is missing.
  */
@@ -473,9 +473,9 @@ static const char *lacks_machine(void)
 	struct statfs fs;
 
 	if (statfs("/mnt/disk", &fs) || fs.f_type != EXT4_SUPER_MAGIC)
-		return "no ext4 scratch disk on /mnt/disk (vm/run --disk IMAGE)";
+		return "no ext4 scratch disk on /mnt/disk (vm/boot --disk IMAGE)";
 	if (lab_disk_by_serial("odirect", dev, sizeof(dev)))
-		return "no disk with serial odirect (vm/run --disk IMAGE,odirect)";
+		return "no disk with serial odirect (vm/boot --disk IMAGE,odirect)";
 	for (unsigned int i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (access(files[i][0], F_OK))
 			return files[i][1];

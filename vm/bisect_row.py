@@ -60,7 +60,7 @@ def git(tree, *args, check=True):
 
 def finish(p):
     """p's status once it has ended. On Ctrl-C it got the same SIGINT (one process group) and
-    ends by itself, cleaning up after it (vm/run stops its QEMU): waited for, not killed."""
+    ends by itself, cleaning up after it (vm/boot stops its QEMU): waited for, not killed."""
     try:
         return p.wait()
     except KeyboardInterrupt:
@@ -229,7 +229,7 @@ class Steps:
     def boot(self, commit):
         """One guest plays the row; what the kernel and the row's record say."""
         data = os.path.join(self.logs, commit + '.data')
-        cmd = [os.path.join(top, 'vm/run'), '--name', 'bisect-' + commit[:12], '--out', data]
+        cmd = [os.path.join(top, 'vm/boot'), '--name', 'bisect-' + commit[:12], '--out', data]
         if not os.environ.get('VM_TIMEOUT'):
             cmd += ['--timeout', '600']
         # The disks make demo gives its guest (the step's build's, BUILD in its environment):
@@ -239,11 +239,11 @@ class Steps:
                              text=True)
         err = list(lines_of(p, p.stderr))
         finish(p)
-        # vm/run's failures, each with the indented lines it quotes (a splat's).
+        # vm/boot's failures, each with the indented lines it quotes (a splat's).
         fails, quoting = [], False
         for line in err:
-            if line.startswith('vm/run: FAIL: '):
-                fails.append(line.rstrip()[len('vm/run: FAIL: '):])
+            if line.startswith('vm/boot: FAIL: '):
+                fails.append(line.rstrip()[len('vm/boot: FAIL: '):])
                 quoting = True
             elif quoting and line.startswith(' '):
                 fails.append(line.rstrip())

@@ -7,7 +7,7 @@ set -euo pipefail
 # The kernel's source, for a kernel of the registry (kernel-patches/<version>/; none for a user's tree,
 # KERNEL_SRC), and the registry's newest kernel's, where cow.c comes from for a kernel older than
 # 6.2 (vm/guest.mk: COW_TARBALL). rsync: the kernel's headers_install uses it. python3: make docs and the results
-# formats read JSON with it, and vm/run starts QEMU through it (prctl); python3-jsonschema: make test validates build/results/kcidb.json with it
+# formats read JSON with it, and vm/boot starts QEMU through it (prctl); python3-jsonschema: make test validates build/results/kcidb.json with it
 # (tests/results.py). lz4: Kbuild compresses the guest's kernel with it (vm/kernel.config).
 # shellcheck source=vm/lib.sh
 . "$(dirname "$0")/lib.sh"

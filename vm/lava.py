@@ -10,8 +10,8 @@ DIR/<kernel>[-<flavour>]/ (DIR: build/lava):
   job.yaml      deploy: the lab's kernel (bzImage) and initramfs, the guest's disks as make test
                 attaches them with T= (the scratch disk, the disk whose writes fail under QEMU's
                 blkdebug, the O_DIRECT image, read-only), each with the
-                QEMU options vm/run gives it; boot: QEMU with the kernel command line vm/run gives
-                (vm/lib.sh), lab.run=/lab/guest/lava-suite instead of vm/run's overlay, LAVA
+                QEMU options vm/boot gives it; boot: QEMU with the kernel command line vm/boot gives
+                (vm/lib.sh), lab.run=/lab/guest/lava-suite instead of vm/boot's overlay, LAVA
                 waiting for /init's first line (loglevel=5 hides "Linux version"); test: a
                 monitor reading guest/lava-suite's "lab-case RESULT NAME" lines, one LAVA test
                 case per KTAP case, skips as skips.
@@ -45,7 +45,7 @@ PROMPT = 'dontfork-lab: mounted at'
 SUITE_BEGINS = 'dontfork-lab: suite begins'
 SUITE_ENDS = 'dontfork-lab: suite ends'
 PATTERN = r'lab-case (?P<result>pass|fail|skip) (?P<test_case_id>[^\r\n]+)\r'
-# The edu device at 64 bits, as make test boots it (vm/run's VM_EDU_DMA_BITS default).
+# The edu device at 64 bits, as make test boots it (vm/boot's VM_EDU_DMA_BITS default).
 EDU_BITS = 64
 
 
@@ -63,7 +63,7 @@ def lab(kernel, flavour):
 
 
 def drive(n, image, opts=''):
-    """QEMU's options for a disk as vm/run attaches it: serial= belongs to the device, the rest
+    """QEMU's options for a disk as vm/boot attaches it: serial= belongs to the device, the rest
     to the drive."""
     dev = 'virtio-blk-pci,drive=disk%d' % n
     drv = []

@@ -57,7 +57,7 @@ LAB_PYTHON=${LAB_PYTHON:-/usr/bin/python3}
 # a gate of their own over it (liblab/gate.c), not with a throttle: no host load outlasts a gate.
 LAB_ODIRECT_DISK=serial=odirect,readonly=on
 
-# The guest kernel's command line, for vm/run and make lava's jobs: $1 the edu device's DMA address
+# The guest kernel's command line, for vm/boot and make lava's jobs: $1 the edu device's DMA address
 # width, passed to pindma as dma_bits.
 lab_kernel_append() {
 	# acpi=noirq: PCI interrupts are routed by the PIRQ table, not by evaluating the ACPI _PRT method
@@ -82,7 +82,7 @@ lab_kernel_append() {
 	# host can hold off that long: CI's user-tree guest panicked so ("IO-APIC + timer doesn't work!",
 	# at 0.048 s by the guest's clock, which counts those very ticks then). QEMU's timer is not broken,
 	# and none of the lab's checks rests on that test. Its first routing is kept; were that one dead
-	# too, the guest would hang until vm/run's timeout instead of panicking.
+	# too, the guest would hang until vm/boot's timeout instead of panicking.
 	append+=" no_timer_check"
 	# The debug kernel (KASAN, lockdep) runs several times slower under TCG: its stack unwinding alone
 	# kept a vCPU 22 s in one probe and the boot's initcalls 55 s, seen as soft lockups and RCU stalls

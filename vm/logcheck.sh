@@ -1,4 +1,4 @@
-# The guest's kernel log, judged: what vm/run counts as a kernel splat, on the console as it runs and
+# The guest's kernel log, judged: what vm/boot counts as a kernel splat, on the console as it runs and
 # in the whole log at its end, and whether that whole log can be trusted. Sourced, not run.
 # shellcheck shell=bash
 
@@ -37,7 +37,7 @@ find_splats() {
 	mapfile -t classes < <(splat_classes)
 	splat_found=() splat_lines=""
 	if [[ ${#classes[@]} == 0 ]]; then
-		echo "vm/run: no splat classes in $LAB_TOP/vm/splat-classes: the log cannot be judged" >&2
+		echo "vm/boot: no splat classes in $LAB_TOP/vm/splat-classes: the log cannot be judged" >&2
 		return 1
 	fi
 	for c in "${classes[@]}"; do

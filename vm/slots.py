@@ -1,17 +1,17 @@
 #!/usr/bin/python3
-"""vm/run's wait for its guest vCPU slots (VM_SLOTS), in one process.
+"""vm/boot's wait for its guest vCPU slots (VM_SLOTS), in one process.
 
     slots.py PID WANT RUN_DIR MARK QUIET FD...
 
-FD... are vm/run's open descriptors of RUN_DIR/slot.1 to slot.N. Locks WANT of them (flock, on
-vm/run's own open files, so that they stay held once this exits, for as long as vm/run and its
+FD... are vm/boot's open descriptors of RUN_DIR/slot.1 to slot.N. Locks WANT of them (flock, on
+vm/boot's own open files, so that they stay held once this exits, for as long as vm/boot and its
 QEMU keep them open), or none, and prints the descriptors it locked. MARK is this run's
 RUN_DIR/first.PID when it goes first (VM_SLOT_FIRST), else empty: a run without one takes no slot
 while another run's mark is locked; a mark nobody locks (its run was killed) is stale and goes.
-QUIET (VM_QUIET) non-empty: no word about waiting. PID is vm/run's: once it is gone (killed), this
-stops waiting. Every other descriptor it inherits (vm/run's disk locks, its mark) is closed first.
+QUIET (VM_QUIET) non-empty: no word about waiting. PID is vm/boot's: once it is gone (killed), this
+stops waiting. Every other descriptor it inherits (vm/boot's disk locks, its mark) is closed first.
 
-The same loop in vm/run's shell ran flock(1) once per slot and sleep(1) at each turn: make test's
+The same loop in vm/boot's shell ran flock(1) once per slot and sleep(1) at each turn: make test's
 boots waited about 300 s in all, at about 0.05 CPU-seconds each second of waiting.
 """
 import fcntl
@@ -85,7 +85,7 @@ def main():
             for fd in held:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         if not said and not quiet:
-            print('vm/run: waiting for %d of %d guest vCPU slots (VM_SLOTS)' % (want, len(fds)),
+            print('vm/boot: waiting for %d of %d guest vCPU slots (VM_SLOTS)' % (want, len(fds)),
                   file=sys.stderr)
             said = True
         time.sleep(random.choice((0.1, 0.2, 0.3)))

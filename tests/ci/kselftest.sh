@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: the lab's kselftest collection on a machine the lab did not set up. A guest with nothing vm/run
+# CI: the lab's kselftest collection on a machine the lab did not set up. A guest with nothing vm/boot
 # usually gives: no disk, no edu device (VM_EDU=0), one vCPU, no module loaded (VM_KMODS=none). There
 # the kernel tree's own run_kselftest.sh runs programs of the guest's kselftest install (the
 # collection lab/tests, as make kselftest-install lays it out), and its output is parsed by the
@@ -48,7 +48,7 @@ tests=()
 while read -r e; do tests+=(-t "$e"); done < <(for p in "${skips[@]%%|*}" fuzz_test access_test; do
 	entry_of "$p"; done | sort -s -t: -k1,1)
 rc=0
-VM_SMP=1 VM_EDU=0 VM_KMODS=none "$top/vm/run" --name kselftest-bare --out "$work/bare.out" -- \
+VM_SMP=1 VM_EDU=0 VM_KMODS=none "$top/vm/boot" --name kselftest-bare --out "$work/bare.out" -- \
 	sh -c "/kselftest/run_kselftest.sh ${tests[*]} >\"\$LAB_OUT\" 2>&1" >"$work/bare.log" 2>&1 || rc=$?
 out=$(tr -d '\r' <"$work/bare.out" | sed '/^@@lab-dmesg-begin/,$d')
 printf '%s\n' "$out" >"$work/runner.out"
@@ -91,7 +91,7 @@ make -C "$top" --no-print-directory kselftest-install DESTDIR="$work/install" >"
 truncate -s 200M "$work/install.img"
 /sbin/mke2fs -q -F -t ext4 -d "$work/install" "$work/install.img"
 rc=0
-VM_KMODS=none "$top/vm/run" --name kselftest-install --out "$work/install.out" --disk "$work/install.img" -- \
+VM_KMODS=none "$top/vm/boot" --name kselftest-install --out "$work/install.out" --disk "$work/install.img" -- \
 	sh -c "mv /lab /lab-away && /mnt/disk/run_kselftest.sh -t $(entry_of madvise_test) -t $(entry_of access_test) -t $(entry_of cow_test) >\"\$LAB_OUT\" 2>&1" \
 	>"$work/install-boot.log" 2>&1 || rc=$?
 tr -d '\r' <"$work/install.out" | sed '/^@@lab-dmesg-begin/,$d' >"$work/install-runner.out"

@@ -18,9 +18,9 @@ build=${BUILD:-$top/build}
 # this one (tests/host/plants.sh runs it on a planted kernel).
 name=${CRASH_NAME:-crash}
 disk=${CRASH_DISK:-$build/disk-crash.img}
-# Nothing here uses RDMA: the boots load only the lab's modules (vm/run).
+# Nothing here uses RDMA: the boots load only the lab's modules (vm/boot).
 export VM_KMODS=lab
-run=("$top/vm/run" --disk "$disk,throttling.bps-write=$((1 << 20))" --timeout "${VM_TIMEOUT:-300}")
+run=("$top/vm/boot" --disk "$disk,throttling.bps-write=$((1 << 20))" --timeout "${VM_TIMEOUT:-300}")
 
 echo "TAP version 13"
 echo "1..3"
@@ -32,11 +32,11 @@ if ! grep -q '^LAB_SERIES_PATCHES=.*0001-' "$build/kernel.env" 2>/dev/null; then
 fi
 write_log=$build/logs/$name-write.log
 check_log=$build/logs/$name-check.log
-# The guest's port write makes QEMU exit with status 2 * 0x2a + 1 (crash_helper.c): vm/run then
+# The guest's port write makes QEMU exit with status 2 * 0x2a + 1 (crash_helper.c): vm/boot then
 # fails saying so, and must say nothing else (no splat, no timeout).
 cut=$(mktemp)
 trap 'rm -f "$cut"' EXIT
-# The logs of an earlier run must not be read as this one's (vm/run writes a log only once QEMU starts).
+# The logs of an earlier run must not be read as this one's (vm/boot writes a log only once QEMU starts).
 rm -f "$write_log" "$check_log"
 # A long boot (its writes at 1 MiB/s): it takes its slot before shorter ones (VM_SLOT_FIRST).
 VM_SLOT_FIRST=1 VM_QEMU_ARGS="${VM_QEMU_ARGS:-} -device isa-debug-exit,iobase=0xf4,iosize=0x04" \
@@ -52,7 +52,7 @@ if [[ $left != "after wait-write-wait 0 pages dirty, 0 under writeback" ]]; then
 	exit 1
 fi
 if grep -aq 'crash_helper: data written with wait-write-wait' "$write_log" &&
-	[[ $(grep -c 'vm/run: FAIL' "$cut") == 1 ]] && grep -q 'vm/run: FAIL: QEMU exited with status 85;' "$cut"; then
+	[[ $(grep -c 'vm/boot: FAIL' "$cut") == 1 ]] && grep -q 'vm/boot: FAIL: QEMU exited with status 85;' "$cut"; then
 	echo "ok 1 the guest wrote, called wait-write-wait, saw no page dirty or under writeback, and had its power cut"
 else
 	echo "not ok 1 the guest wrote, called wait-write-wait, saw no page dirty or under writeback, and had its power cut"

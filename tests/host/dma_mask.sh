@@ -22,9 +22,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
-# Nothing here uses RDMA: the boots load only the lab's modules (vm/run).
+# Nothing here uses RDMA: the boots load only the lab's modules (vm/boot).
 export VM_KMODS=lab
-run=("$top/vm/run" --timeout "${VM_TIMEOUT:-300}")
+run=("$top/vm/boot" --timeout "${VM_TIMEOUT:-300}")
 # shellcheck disable=SC2016 # expanded in the guest
 guest='echo "dma_bits $(cat /sys/module/pindma/parameters/dma_bits)"
 dmesg | grep "software IO TLB: mapped" || echo "no swiotlb"
@@ -35,9 +35,9 @@ summary_re='edu_mask_check: beyond [0-9]+ bits: .*'
 echo "TAP version 13"
 echo "1..6"
 
-# The five boots side by side (each its own guest, no disk; vm/run's VM_SLOTS bounds how many run at
-# once), then judged in order: boot NAME VAR=VALUE... -- GUEST_COMMAND starts one; booted NAME waits
-# for it and sets rc to its status.
+# The five boots side by side (each its own guest, no disk; vm/boot's VM_SLOTS bounds how many run
+# at once), then judged in order: boot NAME VAR=VALUE... -- GUEST_COMMAND starts one; booted NAME
+# waits for it and sets rc to its status.
 declare -A pid=()
 boot() {
 	local name=$1
@@ -48,7 +48,7 @@ boot() {
 		shift
 	done
 	shift
-	# vm/run's own words (its FAIL reasons) kept beside the console log, for check()'s diagnostics.
+	# vm/boot's own words (its FAIL reasons) kept beside the console log, for check()'s diagnostics.
 	env "${envs[@]}" "${run[@]}" --name "$name" -- sh -c "$1" >/dev/null 2>"$build/logs/$name.err" &
 	pid[$name]=$!
 }
@@ -65,7 +65,7 @@ check() {
 	grep -aq "^dma_bits $bits" "$log" || { echo "# pindma did not load with dma_bits=$bits"; ok=0; }
 	if [[ $rc != 0 ]]; then
 		echo "# the guest failed with status $rc"
-		grep -a '^vm/run: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
+		grep -a '^vm/boot: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
 		ok=0
 	fi
 	[[ -n $summary ]] || { echo "# edu_mask_check judged nothing"; ok=0; }
@@ -116,7 +116,7 @@ booted dma-mask-64
 tap check 64 dma-mask-64
 
 # Nothing to bounce through, for want of swiotlb (3) or of a pool within reach (5): pages beyond
-# 28 bits must be refused and pages within moved right (edu_mask_check --no-bounce), and vm/run
+# 28 bits must be refused and pages within moved right (edu_mask_check --no-bounce), and vm/boot
 # fails on the DMA API's WARNING. Where the pages lie is the allocator's: in 3 pages within 28
 # bits are found too, a control that the device moves bytes; in 5 they come from above 4 GiB.
 no_bounce() {
@@ -149,7 +149,7 @@ too_wide() {
 	local log=$build/logs/$1.log ok=1
 	if [[ $rc != 0 ]]; then
 		echo "# the guest failed with status $rc"
-		grep -a '^vm/run: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
+		grep -a '^vm/boot: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
 		ok=0
 	fi
 	grep -aq '^dma_bits 64' "$log" || { echo "# pindma did not load with dma_bits=64"; ok=0; }

@@ -31,9 +31,9 @@ if [[ ! -f $img ]]; then
 fi
 log=$build/logs/fadvise-dax.log
 rc=0
-# Nothing here uses RDMA: the boots load only the lab's modules (vm/run).
+# Nothing here uses RDMA: the boots load only the lab's modules (vm/boot).
 export VM_KMODS=lab
-VM_APPEND="${VM_APPEND:-} memmap=128M!1G" "$top/vm/run" --name fadvise-dax --timeout "${VM_TIMEOUT:-600}" \
+VM_APPEND="${VM_APPEND:-} memmap=128M!1G" "$top/vm/boot" --name fadvise-dax --timeout "${VM_TIMEOUT:-600}" \
 	--disk "$img,serial=dax,readonly=on" -- /lab/bin/fadvise_dax >/dev/null 2>&1 || rc=$?
 tr -d '\r' <"$log" | grep -aE '^(not )?ok [0-9]+ |^# fadvise_dax' || true
 if [[ $rc != 0 ]]; then

@@ -4,9 +4,10 @@
 # succeed (the program runs, the module loads; the panic's shows its own message), so that only the
 # guard can turn the run red. Nothing
 # of the lab is changed: plants are programs, modules and files added to the guest for one boot
-# (vm/run --add), and planted kernels built from a copy of the tree's state. Plants that cannot affect
-# each other share a boot: every program plant in one (each judged by tests/ktap.py from its own frame
-# of the data channel), every console plant in another (vm/run names each class of report it found).
+# (vm/boot --add), and planted kernels built from a copy of the tree's state. Plants that cannot affect
+# each other share a boot: every program plant in one (each judged by tests/ktap.py from its own
+# frame of the data channel), every console plant in another (vm/boot names each class of report it
+# found).
 # Prints TAP. Needs the built lab (make guest).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -191,8 +192,8 @@ ktaps=(
 	"status4|exit status 4 (skip) with a case that passed|x_test failed: exited with the skip status 4, yet not every case skipped"
 	"bailout|Bail out!|x_test failed: bailed out: Bail out! a plant"
 )
-# The console plants: module|what|vm/run's class of report|a word of its report naming the plant (an
-# extended regular expression). The soft lockup's names the plant's function (the interrupted RIP),
+# The console plants: module|what|vm/boot's class of report|a word of its report naming the plant
+# (an extended regular expression). The soft lockup's names the plant's function (the interrupted RIP),
 # the hung task's insmod, the plant's task (its stack is below the console's level): a report a
 # stalled host makes in another function, or for a task other than insmod, cannot stand in.
 consoles=(
@@ -254,16 +255,16 @@ if ! grep -qx CONFIG_DEBUG_VM=y "$tree/.config"; then
 elif [[ -f $tree/mm/gup.c ]]; then
 	kplants+=(gup_fast_race gup_fast_gate)
 fi
-# The boots that plant vm/run's and run-all's own guards (below, after the console plants): the three
-# logs and the panic (sec_vmlog), a failed guest job and a hang (sec_runall). vm/run's boot deadline
-# and signals need no boot: host/vmrun.sh checks them with a stand-in for QEMU.
+# The boots that plant vm/boot's and run-all's own guards (below, after the console plants): the
+# three logs and the panic (sec_vmlog), a failed guest job and a hang (sec_runall). vm/boot's boot
+# deadline and signals need no boot: host/vmrun.sh checks them with a stand-in for QEMU.
 others=6
 # The driver plants' guards: the edu plant turns three red (pindma_trip_test, rows_test's edu rows,
 # edu_mask_check), its read variant two (pindma_trip_test, edu_mask_check), the edu lock plant two
 # (guest/run-tests' timeout and the kselftest runner's), the others one each; and a knob left
 # changed and a program the list lacks under the kselftest runner, in the edu lock's boot.
 # The bad page's report, only where no KASAN report shares its boot: KASAN's dumps a page of its own
-# ("page dumped because: kasan: bad access detected"), which vm/run's bad-page class matches on the
+# ("page dumped because: kasan: bad access detected"), which vm/boot's bad-page class matches on the
 # console, so there the verdict could not fail. The normal kernels plant it.
 badpage=$((1 - debug))
 total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 1 + badpage + ${#kplants[@]} +
@@ -271,7 +272,7 @@ total=$((${#ktaps[@]} + ${#programs[@]} + ${#consoles[@]} + others + 1 + badpage
 sections="crash kernels console programs runall vmlog detectors driver hang"
 # The debug kernel plants what only it can catch: its detectors' console reports (lockdep, list
 # corruption, KASAN, UBSAN), kmemleak and lockdep after the suite, the switch left on, GUP-fast's
-# DEBUG_VM check. Every other guard (the judge, vm/run, run-all, the runner, the driver's tests,
+# DEBUG_VM check. Every other guard (the judge, vm/boot, run-all, the runner, the driver's tests,
 # 0001's fadvise) is the same code whatever the kernel's flavour, and its plants run on the normal
 # flavour, which make test runs first in CI (.ci/run); on the debug kernel they took half an hour
 # of CI's time. PLANTS=all runs them all here too.
@@ -548,7 +549,7 @@ sec_programs() {
 		--add "$plants/manifest:/lab/plants/tests/manifest")
 	rc=0
 	# The plants' longest boot (with the console's): its slot before shorter ones' (VM_SLOT_FIRST).
-	VM_SLOT_FIRST=1 "$top/vm/run" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img" \
+	VM_SLOT_FIRST=1 "$top/vm/boot" --name plant-programs --out "$plants/programs.data" --disk "$build/disk-plants.img" \
 		"${adds[@]}" -- sh -c "/lab/guest/run-tests ${run[*]} && LAB_TESTS_DIR=/lab/plants/tests /lab/guest/run-tests" \
 		>"$plants/programs.out" 2>&1 || rc=$?
 	verdicts=$plants/programs.verdicts
@@ -594,7 +595,7 @@ sec_programs() {
 sec_console() {
 	# Boot 2: every console plant, each module loaded in turn whatever the one before did (a report
 	# that kills its insmod must not stop the rest); each plant must take (its insmod exits 0, or
-	# for one whose report kills it, dies of it) and vm/run must fail the run naming the class of
+	# for one whose report kills it, dies of it) and vm/boot must fail the run naming the class of
 	# report each causes. The boot has two vCPUs: an RCU grace period starts on the other one; and
 	# init_on_alloc=1, as distros' kernels have, without which 6.12 checks no page it frees.
 	# And a report only the whole kernel log carries: the bad page, with the console's level
@@ -621,7 +622,7 @@ sec_console() {
 	done
 	cmd+="; true"
 	rc=0
-	VM_SMP=2 VM_KMODS=lab VM_APPEND=init_on_alloc=1 VM_SLOT_FIRST=1 "$top/vm/run" --name plant-console --out "$plants/console.data" "${adds[@]}" -- sh -c "$cmd" >"$plants/console.out" 2>&1 || rc=$?
+	VM_SMP=2 VM_KMODS=lab VM_APPEND=init_on_alloc=1 VM_SLOT_FIRST=1 "$top/vm/boot" --name plant-console --out "$plants/console.data" "${adds[@]}" -- sh -c "$cmd" >"$plants/console.out" 2>&1 || rc=$?
 	log=$build/logs/plant-console.log
 	whole=$plants/console.dmesg
 	sed -n '/^@@lab-dmesg-begin/,/^@@lab-dmesg-end/p' "$plants/console.data" | tr -d '\r' >"$whole"
@@ -648,9 +649,9 @@ sec_console() {
 		IFS='|' read -r mod what class word name <<<"$c"
 		if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" $class "* ]] && took "$mod" &&
 			if [[ -n $name ]]; then reported "$word" "$name"; else grep -aqE -- "$word" "$log" "$plants/console.out"; fi; then
-			verdict "$what turns the run red (vm/run: $class)" 1
+			verdict "$what turns the run red (vm/boot: $class)" 1
 		else
-			verdict "$what turns the run red (vm/run: $class)" 0 "status $rc, boot ended $loaded, $mod took: $(took "$mod" && echo yes || echo no), $classes; see $plants/console.out, $whole"
+			verdict "$what turns the run red (vm/boot: $class)" 0 "status $rc, boot ended $loaded, $mod took: $(took "$mod" && echo yes || echo no), $classes; see $plants/console.out, $whole"
 		fi
 	done
 
@@ -661,17 +662,17 @@ sec_console() {
 	if [[ $rc != 0 && $loaded == 1 && " ${classes#classes: } " == *" bad-page "* ]] && took badpage &&
 		reported 'page dumped because: PAGE_FLAGS_CHECK_AT_FREE' 'plant_badpage_init' &&
 		! grep -aqE 'page dumped because: PAGE_FLAGS_CHECK_AT_FREE|Bad page state' "$log"; then
-		verdict "a page freed with a flag the allocator forbids, reported below the console's level, turns the run red (vm/run: bad-page, from the whole kernel log)" 1
+		verdict "a page freed with a flag the allocator forbids, reported below the console's level, turns the run red (vm/boot: bad-page, from the whole kernel log)" 1
 	else
-		verdict "a page freed with a flag the allocator forbids, reported below the console's level, turns the run red (vm/run: bad-page, from the whole kernel log)" 0 \
+		verdict "a page freed with a flag the allocator forbids, reported below the console's level, turns the run red (vm/boot: bad-page, from the whole kernel log)" 0 \
 			"status $rc, boot ended $loaded, badpage took: $(took badpage && echo yes || echo no), $classes; see $plants/console.out, $whole"
 	fi
 }
 
 sec_vmlog() {
-	# Boots of vm/run's guards on the log the guest hands over: each guest's command succeeds (exit
+	# Boots of vm/boot's guards on the log the guest hands over: each guest's command succeeds (exit
 	# marker 0), so only the guard can fail the run. NAME|what|VM_APPEND|/init planted (sed script on
-	# guest/init, or none)|the guest command|vm/run's FAIL message (its start).
+	# guest/init, or none)|the guest command|vm/boot's FAIL message (its start).
 	vmplants=(
 		"dmesg-empty|a guest whose dmesg hands over nothing||s/^\t\tdmesg -s 4194304\$/\t\ttrue/|true|the guest handed over an empty kernel log"
 		"dmesg-none|a guest that hands over no kernel log||s/^if \[ -n \"\$LAB_OUT\" \]; then\$/if false; then/|true|the guest ended without handing over its whole kernel log"
@@ -684,17 +685,17 @@ sec_vmlog() {
 			sed "$script" "$top/guest/init" >"$plants/init-$name"
 			chmod +x "$plants/init-$name"
 			if cmp -s "$plants/init-$name" "$top/guest/init"; then
-				verdict "$what turns the run red (vm/run)" 0 "the plant found nothing to change in guest/init ($script)"
+				verdict "$what turns the run red (vm/boot)" 0 "the plant found nothing to change in guest/init ($script)"
 				continue
 			fi
 			adds=(--add "$plants/init-$name:/init")
 		fi
 		rc=0
-		VM_KMODS=lab VM_APPEND=$append "$top/vm/run" --name "plant-$name" "${adds[@]}" -- sh -c "$gcmd" >"$plants/$name.out" 2>&1 || rc=$?
+		VM_KMODS=lab VM_APPEND=$append "$top/vm/boot" --name "plant-$name" "${adds[@]}" -- sh -c "$gcmd" >"$plants/$name.out" 2>&1 || rc=$?
 		ok=0
 		[[ $rc != 0 ]] && grep -aq '@@dontfork-lab-exit=0@@' "$build/logs/plant-$name.log" &&
-			grep -qF -- "vm/run: FAIL: $want" "$plants/$name.out" && ok=1
-		verdict "$what turns the run red (vm/run)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; expected 'vm/run: FAIL: $want'; see $plants/$name.out")"
+			grep -qF -- "vm/boot: FAIL: $want" "$plants/$name.out" && ok=1
+		verdict "$what turns the run red (vm/boot)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; expected 'vm/boot: FAIL: $want'; see $plants/$name.out")"
 	done
 
 	# A kernel panic, in a boot that resets the machine by design (--expect-reset, as
@@ -703,15 +704,15 @@ sec_vmlog() {
 	# (its module never finishes loading) when its panic message is in the console log. The splat is
 	# the boot's one failure: no timeout, no other reason.
 	rc=0
-	VM_KMODS=lab "$top/vm/run" --name plant-panic --expect-reset --timeout 120 \
+	VM_KMODS=lab "$top/vm/boot" --name plant-panic --expect-reset --timeout 120 \
 		--add "$plants/kmod/plant_panic.ko:/lab/plants/plant_panic.ko" -- insmod /lab/plants/plant_panic.ko \
 		>"$plants/panic.out" 2>&1 || rc=$?
 	classes=$(grep -ao 'classes: [^;]*' "$plants/panic.out" | head -1 || true)
 	ok=0
 	[[ $rc != 0 ]] && grep -aq 'Kernel panic - not syncing: dontfork-lab plant: a panic at load' \
 		"$build/logs/plant-panic.log" && [[ " ${classes#classes: } " == *" panic "* ]] &&
-		[[ $(grep -c '^vm/run: FAIL' "$plants/panic.out") == 1 ]] && ok=1
-	verdict "a kernel panic turns the run red, even where the guest resets by design (vm/run: panic)" "$ok" \
+		[[ $(grep -c '^vm/boot: FAIL' "$plants/panic.out") == 1 ]] && ok=1
+	verdict "a kernel panic turns the run red, even where the guest resets by design (vm/boot: panic)" "$ok" \
 		"$([[ $ok == 1 ]] || echo "status $rc, $classes; see $plants/panic.out")"
 }
 
@@ -759,9 +760,9 @@ sec_hang() {
 			done
 			cmd='exec /lab/guest/run-tests --kselftest knob_left_test unlisted_test edu_refused_twice_test'
 		fi
-		# Bounded: without the program's timeout, the guest would wait for vm/run's.
+		# Bounded: without the program's timeout, the guest would wait for vm/boot's.
 		# shellcheck disable=SC2016 # the guest's shell expands it
-		VM_KMODS=lab VM_EDU_DMA_BITS=28 "$top/vm/run" --name "plant-pindma-hang-$mode" --out "$d/$mode.data" \
+		VM_KMODS=lab VM_EDU_DMA_BITS=28 "$top/vm/boot" --name "plant-pindma-hang-$mode" --out "$d/$mode.data" \
 			--timeout 300 "${adds[@]}" -- sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; '"$cmd" \
 			>"$d/$mode.out" 2>&1 || rc=$?
 		"$py" "$top/tests/ktap.py" data "$d/$mode.data" >"$d/$mode.judged" || true
@@ -817,9 +818,9 @@ sec_runall() {
 
 	# Boot 3: a guest that hangs.
 	rc=0
-	VM_KMODS=lab "$top/vm/run" --name plant-hang --timeout 8 -- sleep 100 >"$plants/hang.out" 2>&1 || rc=$?
+	VM_KMODS=lab "$top/vm/boot" --name plant-hang --timeout 8 -- sleep 100 >"$plants/hang.out" 2>&1 || rc=$?
 	grep -q 'timed out after 8s' "$plants/hang.out" && [[ $rc != 0 ]] && ok=1 || ok=0
-	verdict "a guest that hangs turns the run red (vm/run --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
+	verdict "a guest that hangs turns the run red (vm/boot --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
 }
 
 sec_kernels() {
@@ -840,7 +841,7 @@ sec_kernels() {
 				what="ASYNC_WRITE waiting for the write-out already in flight turns fadvise_test red"
 			fi
 			rm -f "$plants/$k.data" "$plants/$k.judged"
-			VM_KMODS=lab VM_KERNEL=$image "$top/vm/run" --name "plant-$k" --out "$plants/$k.data" \
+			VM_KMODS=lab VM_KERNEL=$image "$top/vm/boot" --name "plant-$k" --out "$plants/$k.data" \
 				--disk "$build/disk-plants-kernel.img" -- /lab/guest/run-tests "fadvise:$case" \
 				>"$plants/$k.out" 2>&1 || rc=$?
 			ok=0
@@ -855,17 +856,17 @@ sec_kernels() {
 		gup_fast_race)
 			plant_kernel "$k"
 			# Two vCPUs, as the suite's fork_pin_race_test has: its pinner races fork().
-			VM_SMP=2 VM_KERNEL=$image "$top/vm/run" --name plant-gup-fast --out "$plants/gup_fast.data" \
+			VM_SMP=2 VM_KERNEL=$image "$top/vm/boot" --name plant-gup-fast --out "$plants/gup_fast.data" \
 				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
 			ok=0
 			[[ $rc != 0 ]] && grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at mm/gup.c:[0-9]+ ' "$plants/gup_fast.out" &&
 				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_fast.data" && ok=1
-			verdict "a fork() let into GUP-fast's check after it read the switch once, racing its first enable, turns the run red (vm/run: warn)" \
+			verdict "a fork() let into GUP-fast's check after it read the switch once, racing its first enable, turns the run red (vm/boot: warn)" \
 				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
 			;;
 		gup_fast_gate)
 			plant_kernel "$k"
-			VM_SMP=2 VM_KERNEL=$image "$top/vm/run" --name plant-gup-gate --out "$plants/gup_gate.data" \
+			VM_SMP=2 VM_KERNEL=$image "$top/vm/boot" --name plant-gup-gate --out "$plants/gup_gate.data" \
 				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_gate.out" 2>&1 || rc=$?
 			ok=0
 			jrc=0
@@ -915,7 +916,7 @@ sec_detectors() {
 			"printf 'TAP version 13\n1..1\nok 1 lock debugging turned off (a plant)\n'" >"$plants/lockoff_test"
 		chmod +x "$plants/lockoff_test"
 		rc=0
-		"$top/vm/run" --name plant-leak --out "$plants/leak.data" \
+		"$top/vm/boot" --name plant-leak --out "$plants/leak.data" \
 			--add "$plants/kmod/plant_leak.ko:/lab/plants/plant_leak.ko" \
 			--add "$plants/kmod/plant_lockoff.ko:/lab/plants/plant_lockoff.ko" \
 			--add "$plants/lockoff_test:/lab/tests/lockoff_test" -- \
@@ -931,7 +932,7 @@ sec_detectors() {
 		# its own, and the guest must have read lockdep off (not failed to read it).
 		ok=0
 		grep -q '^madvise_test ok$' "$plants/leak.judged" && grep -q '^lockoff_test ok$' "$plants/leak.judged" &&
-			grep -q 'vm/run: FAIL: kernel splat in the guest.s log (classes: kmemleak;' "$plants/leak.out" &&
+			grep -q 'vm/boot: FAIL: kernel splat in the guest.s log (classes: kmemleak;' "$plants/leak.out" &&
 			tr -d '\r' <"$plants/leak.data" | grep -E '^@@lab-(prog-end|lockdep) ' | tail -1 |
 			grep -qx '@@lab-lockdep debug_locks=0 prove_locking=1' &&
 			grep -qx 'lockdep_after_suite failed: lockdep still on after the suite: not ok' "$plants/leak.judged" && ok=1
@@ -947,7 +948,7 @@ echo 1 >/proc/sys/vm/fork_share_pinned && echo 0 >/proc/sys/vm/fork_share_pinned
 			"printf 'TAP version 13\n1..1\nok 1 the fork switch turned on and off (a plant)\n'" >"$plants/switchon_test"
 		chmod +x "$plants/switchon_test"
 		rc=0
-		"$top/vm/run" --name plant-switchon --out "$plants/switchon.data" \
+		"$top/vm/boot" --name plant-switchon --out "$plants/switchon.data" \
 			--add "$plants/switchon_test:/lab/tests/switchon_test" -- \
 			/lab/guest/run-tests switchon_test madvise_test:dontfork_sets_dc >"$plants/switchon.out" 2>&1 || rc=$?
 		"$py" "$top/tests/ktap.py" data "$plants/switchon.data" --debug 1 >"$plants/switchon.judged" || true
@@ -988,7 +989,7 @@ sec_driver() {
 		rm -f "$plants/driver-$name.data" "$plants/driver-$name.judged"
 		rc=0
 		# shellcheck disable=SC2016 # the guest's shell expands it
-		env VM_KMODS=lab "${envs[@]}" "$top/vm/run" --name "plant-driver-$name" \
+		env VM_KMODS=lab "${envs[@]}" "$top/vm/boot" --name "plant-driver-$name" \
 			--out "$plants/driver-$name.data" --disk "$build/disk-plants-driver.img" \
 			--disk "$build/odirect.img,odirect" --add "$module:/lab/modules/pindma.ko" -- \
 			sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; exec /lab/guest/run-tests "$@"' \
@@ -1019,7 +1020,7 @@ sec_driver() {
 		local ok=0 log=$build/logs/plant-driver-$1-mask.log
 		rc=0
 		# shellcheck disable=SC2016 # the guest's shell expands it
-		VM_KMODS=lab "$top/vm/run" --name "plant-driver-$1-mask" --add "$module:/lab/modules/pindma.ko" -- \
+		VM_KMODS=lab "$top/vm/boot" --name "plant-driver-$1-mask" --add "$module:/lab/modules/pindma.ko" -- \
 			sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; exec /lab/bin/edu_mask_check 12' \
 			>"$plants/driver-$1-mask.out" 2>&1 || rc=$?
 		grep -aq "^pindma loaded: plant-$1\b" "$log" && grep -aqF -- "$2" "$log" && ok=1
@@ -1046,7 +1047,7 @@ sec_driver() {
 	d_verdict refuse3 fuzz_test "below the floor of 95%" "fuzz_test (its floor on the share of pins granted)"
 }
 
-# The boots' sections side by side, longest first (vm/run's VM_SLOTS bounds how many guests run at
+# The boots' sections side by side, longest first (vm/boot's VM_SLOTS bounds how many guests run at
 # once): they share no disk, no file and no guest (each boot has names of its own under $plants and
 # logs/). Their verdicts are printed in the file's order and numbered on from the judge's; a section
 # that stops short (set -e) fails, and so do the verdicts it never gave (the plan).

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# vm/run kept honest without a boot. First its guest vCPU slots (VM_SLOTS), which keep make test's
-# side-by-side boots from starving each other: vm/slots.py, run as vm/run runs it, on slot files of
+# vm/boot kept honest without a boot. First its guest vCPU slots (VM_SLOTS), which keep make test's
+# side-by-side boots from starving each other: vm/slots.py, run as vm/boot runs it, on slot files of
 # a scratch folder against locks this test holds (flock(1)): a run takes exactly what it wants and
 # keeps it after it exits for as long as its caller's descriptors are open, waits while every slot
-# is held, with none of vm/run's other descriptors open, and keeps none of what it wants meanwhile,
+# is held, with none of vm/boot's other descriptors open, and keeps none of what it wants meanwhile,
 # waits while another run's first mark is locked but looks at no mark when marked first, removes a
-# mark nobody locks, and stops once the vm/run it waits for is gone (ended, or a zombie nobody
-# reaps). Then vm/run itself, in a build folder of its own, with a stand-in for QEMU: vm/run holds
+# mark nobody locks, and stops once the vm/boot it waits for is gone (ended, or a zombie nobody
+# reaps). Then vm/boot itself, in a build folder of its own, with a stand-in for QEMU: vm/boot holds
 # the slot it took (and hands QEMU no other), waits for a held one, holds its first mark while it
 # waits and leaves none once QEMU runs, and stops when vm/slots.py fails; it stops a boot that has
 # not reached /init at its deadline (VM_BOOT_TIMEOUT) but not one that has; stopped by SIGINT or
 # SIGTERM, it takes its QEMU with it. A wait is judged once the waiter has said it waits (a whole
-# turn taken); every wait for an answer is bounded (20 s), every vm/run too (60 s). Prints TAP.
+# turn taken); every wait for an answer is bounded (20 s), every vm/boot too (60 s). Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
@@ -67,7 +67,7 @@ release() {
 }
 # is_free FILE: nobody holds FILE's lock.
 is_free() { flock -n "$1" true; }
-# open_slots N: descriptors of slot.1 to slot.N in fds, as vm/run opens them.
+# open_slots N: descriptors of slot.1 to slot.N in fds, as vm/boot opens them.
 open_slots() {
 	local i fd
 	fds=()
@@ -141,8 +141,8 @@ verdict "$ok" "a run takes exactly the one slot it wants and keeps it while its 
 hold_all "$run"
 waits 1 ""
 verdict "$ok" "a run waits while every slot is held" "it said: $(cat "$run/said" "$run/answer" | tr '\n' '|')"
-# A descriptor of vm/run's that is not a slot (its disk locks, its mark): closed before it waits,
-# so that a run left waiting holds nothing of its vm/run's.
+# A descriptor of vm/boot's that is not a slot (its disk locks, its mark): closed before it waits,
+# so that a run left waiting holds nothing of its vm/boot's.
 exec {extra}>"$run/extra"
 waits 1 ""
 exec {extra}>&-
@@ -178,10 +178,10 @@ ok=0
 verdict "$ok" "a mark nobody locks is stale: the run takes its slot and removes it" \
 	"status $rc, said '$got', the mark $([[ -e $run/first.1 ]] && echo "still there" || echo gone)"
 
-# Its vm/run gone (here a sleep that is killed), a waiting run stops within a turn or two.
+# Its vm/boot gone (here a sleep that is killed), a waiting run stops within a turn or two.
 hold_all "$run"
-# gone_after PID: vm/slots.py waiting for vm/run PID (every slot held) must stop once PID is killed,
-# having said it waits (timeout(1)'s 20 s is a hang guard: 124 there); sets ok and diag.
+# gone_after PID: vm/slots.py waiting for vm/boot PID (every slot held) must stop once PID is
+# killed, having said it waits (timeout(1)'s 20 s is a hang guard: 124 there); sets ok and diag.
 gone_after() {
 	open_slots 3
 	: >"$run/said"
@@ -198,14 +198,14 @@ gone_after() {
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	ok=0
 	grep -q 'waiting for' "$run/said" && [[ $rc == 1 ]] && ok=1
-	diag="status $rc after $ms ms (124: still waiting at 20 s); the vm/run's state before the kill:"
+	diag="status $rc after $ms ms (124: still waiting at 20 s); the vm/boot's state before the kill:"
 	diag+=" $state; it said: $(tr '\n' '|' <"$run/said")"
 }
 sleep 60 &
 parent=$!
 gone_after "$parent"
-verdict "$ok" "a run whose vm/run is gone stops waiting" "$diag"
-# The same with a vm/run that is a zombie nobody reaps (its parent, a sleep, never waits): gone.
+verdict "$ok" "a run whose vm/boot is gone stops waiting" "$diag"
+# The same with a vm/boot that is a zombie nobody reaps (its parent, a sleep, never waits): gone.
 (
 	sleep 60 &
 	echo $! >"$run/zombie"
@@ -219,15 +219,15 @@ done
 zombie=$(cat "$run/zombie")
 gone_after "$zombie"
 release "$reaper"
-verdict "$ok" "a run whose vm/run is a zombie nobody reaps stops waiting" "$diag"
+verdict "$ok" "a run whose vm/boot is a zombie nobody reaps stops waiting" "$diag"
 release "$h1"
 release "$h2"
 release "$h3"
 
-# vm/run itself, in a build folder of its own (an empty initramfs: vm/run only appends to it), with
-# a stand-in for QEMU that writes what it finds: each slot of b/run held or free (by a lock of its
-# own), how many of its descriptors are slot files, and the first marks there. What vm/run says of
-# the stand-in's run (no exit marker) is not judged.
+# vm/boot itself, in a build folder of its own (an empty initramfs: vm/boot only appends to it),
+# with a stand-in for QEMU that writes what it finds: each slot of b/run held or free (by a lock of
+# its own), how many of its descriptors are slot files, and the first marks there. What vm/boot says
+# of the stand-in's run (no exit marker) is not judged.
 b=$run/build
 mkdir -p "$b/bin" "$b/pybin" "$b/linux/arch/x86/boot" "$b/run"
 ln -s "$(readlink -f "${BUILD:-$top/build}/gen_init_cpio")" "$b/gen_init_cpio"
@@ -263,19 +263,19 @@ echo "inherited \$(for f in /proc/\$\$/fd/*; do readlink "\$f"; done | grep -c '
 echo "marks \$(ls $b/run | grep -cE '^first\.[0-9]+\$')" >>$b/seen
 EOF
 chmod +x "$b/bin/qemu-system-x86_64"
-# A Python (vm/run's LAB_PYTHON) that fails for vm/slots.py only.
+# A Python (vm/boot's LAB_PYTHON) that fails for vm/slots.py only.
 # shellcheck disable=SC2016 # expanded by the wrapper
 printf '#!/bin/bash\ncase "$*" in */slots.py*) exit 3 ;; esac\nexec %q "$@"\n' "$py" >"$b/pybin/python3"
 chmod +x "$b/pybin/python3"
-# vmrun NAME ENV...: vm/run of the stand-in, its stderr in $b/NAME.err, its status in rc; with
-# BG=1 in the background, waiter the PID of its timeout(1) (so that a kill reaches vm/run).
+# vmrun NAME ENV...: vm/boot of the stand-in, its stderr in $b/NAME.err, its status in rc; with
+# BG=1 in the background, waiter the PID of its timeout(1) (so that a kill reaches vm/boot).
 vmrun() {
 	local name=$1
 	shift
 	rm -f "$b/seen"
 	rc=0
 	local cmd=(env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1
-		VM_TIMEOUT=20 "$@" timeout -k 5 60 "$top/vm/run" --name "$name" ${GDB:+--gdb} -- true)
+		VM_TIMEOUT=20 "$@" timeout -k 5 60 "$top/vm/boot" --name "$name" ${GDB:+--gdb} -- true)
 	if [[ ${BG:-} == 1 ]]; then
 		"${cmd[@]}" >"$b/$name.out" 2>"$b/$name.err" &
 		waiter=$!
@@ -293,9 +293,9 @@ vmrun three VM_SLOTS=3
 s=$(seen)
 ok=0
 [[ $s == "slot.1 held slot.2 held slot.3 free inherited 1 marks 0 " ]] && ok=1
-verdict "$ok" "vm/run holds the slot it took while its QEMU runs, and hands QEMU no other" "the stand-in found: $s"
+verdict "$ok" "vm/boot holds the slot it took while its QEMU runs, and hands QEMU no other" "the stand-in found: $s"
 
-# Every slot held: vm/run says it waits and starts nothing; once the slot is free, it runs.
+# Every slot held: vm/boot says it waits and starts nothing; once the slot is free, it runs.
 BG=1 vmrun waits VM_SLOTS=1
 await_said "$b/waits.err" 'waiting for 1 of 1' || true
 sleep 0.5
@@ -307,7 +307,7 @@ s=$(seen)
 ok=0
 [[ $early == nothing* && $s == "slot.1 held"* && $wrc != 124 && $wrc != 137 ]] &&
 	grep -q 'waiting for 1 of 1' "$b/waits.err" && ok=1
-verdict "$ok" "vm/run waits for a held slot, and runs once it is free" \
+verdict "$ok" "vm/boot waits for a held slot, and runs once it is free" \
 	"while held: $early; after: $s; status $wrc (124, 137: its 60 s were up)"
 
 # Marked first: while it waits (every slot held) its mark is there, locked; once its QEMU runs, gone.
@@ -328,17 +328,17 @@ wait "$waiter" || true
 s=$(seen)
 ok=0
 [[ $said == yes && $marks == 1 && $mark_locked == yes && $s == *"marks 0 " && $s == "slot.1 held"* ]] && ok=1
-verdict "$ok" "vm/run marked first holds its mark while it waits, and leaves none once its QEMU runs" \
+verdict "$ok" "vm/boot marked first holds its mark while it waits, and leaves none once its QEMU runs" \
 	"it said it waits: $said; while waiting: $marks mark(s), locked: $mark_locked; the stand-in found: $s"
 
 vmrun broken VM_SLOTS=3 LAB_PYTHON="$b/pybin/python3"
 s=$(seen)
 ok=0
 [[ $rc != 0 && $s == nothing* ]] && ok=1
-verdict "$ok" "vm/run whose vm/slots.py fails starts no QEMU and fails" "status $rc; the stand-in found: $s"
+verdict "$ok" "vm/boot whose vm/slots.py fails starts no QEMU and fails" "status $rc; the stand-in found: $s"
 
-# The boot's deadline and vm/run's signals, with the stand-in asleep (one slot, no wait). Its /init
-# line is guest/init's, up to the time, and vm/run's watcher must look for that very text.
+# The boot's deadline and vm/boot's signals, with the stand-in asleep (one slot, no wait). Its /init
+# line is guest/init's, up to the time, and vm/boot's watcher must look for that very text.
 init_line=$(sed -n 's/^echo "\(dontfork-lab: \/init at\) .*/\1/p' "$top/guest/init")
 echo "$init_line" >"$b/init-line"
 echo noinit >"$b/mode"
@@ -349,15 +349,15 @@ ok=0
 # QEMU ends with status 0 on its TERM: what a guest that ended lacks is not reported.
 [[ $rc != 0 ]] && grep -q 'had not reached /init after 1s' "$b/noinit.err" &&
 	! grep -qE 'timed out after|without the exit marker|without handing over' "$b/noinit.err" && ok=1
-verdict "$ok" "vm/run stops a boot that has not reached /init at its deadline (VM_BOOT_TIMEOUT), and fails" \
+verdict "$ok" "vm/boot stops a boot that has not reached /init at its deadline (VM_BOOT_TIMEOUT), and fails" \
 	"status $rc after $took s: $(tr '\n' '|' <"$b/noinit.err")"
 
 echo init >"$b/mode"
 vmrun booted VM_SLOTS=1 VM_BOOT_TIMEOUT=6 VM_TIMEOUT=10
 ok=0
-[[ -n $init_line ]] && grep -qF "'$init_line'" "$top/vm/run" && grep -q 'timed out after 10s' "$b/booted.err" &&
+[[ -n $init_line ]] && grep -qF "'$init_line'" "$top/vm/boot" && grep -q 'timed out after 10s' "$b/booted.err" &&
 	! grep -q 'had not reached /init' "$b/booted.err" && grep -qF "$init_line 0.50 s" "$b/booted.out" && ok=1
-verdict "$ok" "vm/run lets a boot that reached /init (guest/init's line) run on past its deadline, its console shown" \
+verdict "$ok" "vm/boot lets a boot that reached /init (guest/init's line) run on past its deadline, its console shown" \
 	"guest/init's line: '$init_line'; status $rc: $(tr '\n' '|' <"$b/booted.err"); shown: $(tr '\n' '|' <"$b/booted.out")"
 
 # VM_SCREEN=program (make demo): the terminal shows the program's lines and a kernel splat, named,
@@ -368,7 +368,7 @@ shown=$(tr -d '\r' <"$b/screen.out" | tr '\n' '|')
 ok=0
 [[ $shown == "demo: a row|kernel splat (warn): [    2.000000] WARNING: CPU: 0 PID: 1 at mm/gup.c:1 x|demo: another row|" ]] &&
 	grep -q 'ACPI: setting ELCR' "$b/logs/screen.log" && ok=1
-verdict "$ok" "vm/run's VM_SCREEN=program shows the program's lines and a kernel splat, named, and nothing else of the kernel's" \
+verdict "$ok" "vm/boot's VM_SCREEN=program shows the program's lines and a kernel splat, named, and nothing else of the kernel's" \
 	"shown: $shown"
 
 # --gdb: the guest waits for the debugger, not for a deadline.
@@ -376,7 +376,7 @@ echo noinit >"$b/mode"
 GDB=1 vmrun gdb VM_SLOTS=1 VM_BOOT_TIMEOUT=1 VM_TIMEOUT=4
 ok=0
 grep -q 'timed out after 4s' "$b/gdb.err" && ! grep -q 'had not reached /init' "$b/gdb.err" && ok=1
-verdict "$ok" "vm/run --gdb has no boot deadline" "status $rc: $(tr '\n' '|' <"$b/gdb.err")"
+verdict "$ok" "vm/boot --gdb has no boot deadline" "status $rc: $(tr '\n' '|' <"$b/gdb.err")"
 
 # descendants PID: every process under PID, one per line.
 descendants() {
@@ -386,13 +386,13 @@ descendants() {
 		descendants "$c"
 	done
 }
-# stop SIG: vm/run of the stand-in (booted), started by a launcher that restores the default action
+# stop SIG: vm/boot of the stand-in (booted), started by a launcher that restores the default action
 # of SIGINT, SIGTERM and SIGHUP (a background job of this shell would ignore SIGINT, a terminal's
 # foreground job does not; make test run under nohup(1) ignores SIGHUP, which a shell started so
-# cannot trap: seen, vm/run ran on to its timeout) and says how vm/run ended, gets SIG once its
-# QEMU runs: vm/run must die of it, and every process under it just before (timeout(1), the
-# stand-in and its sleep, the deadline's watcher, the console's tail) be gone by then: vm/run waits
-# for each, so no time is given them. A vm/run still there after 60 s is a hang, not a slow host.
+# cannot trap: seen, vm/boot ran on to its timeout) and says how vm/boot ended, gets SIG once its
+# QEMU runs: vm/boot must die of it, and every process under it just before (timeout(1), the
+# stand-in and its sleep, the deadline's watcher, the console's tail) be gone by then: vm/boot waits
+# for each, so no time is given them. A vm/boot still there after 60 s is a hang, not a slow host.
 # Sets ok and diag.
 stop() {
 	local i pid="" vmrun="" tree st left=""
@@ -408,7 +408,7 @@ if not pid:
 st = os.waitpid(pid, 0)[1]
 with open(sys.argv[1], "w") as f:
     f.write("signal %d" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else "exit %d" % os.WEXITSTATUS(st))
-' "$b/stop-$1.how" "$top/vm/run" --name "stop-$1-$$" -- true >/dev/null 2>"$b/stop-$1.err" &
+' "$b/stop-$1.how" "$top/vm/boot" --name "stop-$1-$$" -- true >/dev/null 2>"$b/stop-$1.err" &
 	local launcher=$!
 	for ((i = 0; i < 200; i++)); do
 		[[ -z $pid ]] || break
@@ -418,7 +418,7 @@ with open(sys.argv[1], "w") as f:
 	vmrun=$(pgrep -P "$launcher" || true)
 	tree=$(descendants "${vmrun:-$launcher}" | tr '\n' ' ')
 	[[ -z $vmrun ]] || kill "-$1" "$vmrun" 2>/dev/null || true
-	# The launcher ends once it has reaped vm/run.
+	# The launcher ends once it has reaped vm/boot.
 	for ((i = 0; i < 600; i++)); do
 		kill -0 "$launcher" 2>/dev/null || break
 		sleep 0.1
@@ -434,12 +434,12 @@ with open(sys.argv[1], "w") as f:
 	st=$(cat "$b/stop-$1.how" 2>/dev/null || echo "not reported")
 	ok=0
 	[[ -n $pid && $tree == *"$pid "* && $st == "signal $2" && -z $left ]] && ok=1
-	diag="vm/run: ${vmrun:-never seen}, ended by $st; the stand-in ${pid:-never ran}; under vm/run:"
+	diag="vm/boot: ${vmrun:-never seen}, ended by $st; the stand-in ${pid:-never ran}; under vm/boot:"
 	diag+=" ${tree:-nothing}; left once it ended: ${left:-nothing}"
 }
 stop INT 2
-verdict "$ok" "vm/run stopped by SIGINT (Ctrl-C) while its QEMU runs dies of it, leaving nothing" "$diag"
+verdict "$ok" "vm/boot stopped by SIGINT (Ctrl-C) while its QEMU runs dies of it, leaving nothing" "$diag"
 stop TERM 15
-verdict "$ok" "vm/run stopped by SIGTERM while its QEMU runs dies of it, leaving nothing" "$diag"
+verdict "$ok" "vm/boot stopped by SIGTERM while its QEMU runs dies of it, leaving nothing" "$diag"
 stop HUP 1
-verdict "$ok" "vm/run stopped by SIGHUP while its QEMU runs dies of it, leaving nothing" "$diag"
+verdict "$ok" "vm/boot stopped by SIGHUP while its QEMU runs dies of it, leaving nothing" "$diag"

@@ -103,7 +103,7 @@ static inline int lab_harness_main(int argc, char **argv)
 } while (0)
 
 /*
- * A test that needs a part of the machine vm/run gives the guest (a disk, the edu device, CPUs)
+ * A test that needs a part of the machine vm/boot gives the guest (a disk, the edu device, CPUs)
  * skips without it, saying what it needs: a kselftest collection run elsewhere (make
  * kselftest-install) may lack it. In the lab's own run no skip budget (tests/skips/) lists such a
  * skip, so there it fails. In a test's body, not in a fixture's setup (6.1's harness runs the
@@ -123,13 +123,13 @@ static inline int lab_harness_main(int argc, char **argv)
  */
 #define LAB_NEEDS_CPUS(n) \
 	LAB_NEEDS(sysconf(_SC_NPROCESSORS_ONLN) >= (long)(n), "a race of %d CPUs, %ld online: " \
-		  "the lab gives it two (vm/run VM_SMP)", (n), sysconf(_SC_NPROCESSORS_ONLN))
+		  "the lab gives it two (vm/boot VM_SMP)", (n), sysconf(_SC_NPROCESSORS_ONLN))
 
 #define LAB_HARNESS_MAIN \
 	int main(int argc, char **argv) { return lab_harness_main(argc, argv); }
 
 /*
- * A program whose every test needs a part of the machine vm/run attaches (a disk, the edu device):
+ * A program whose every test needs a part of the machine vm/boot attaches (a disk, the edu device):
  * lacks() says what is missing, or NULL. When something is, the whole program is a kselftest skip
  * with that reason on its plan line (exit status KSFT_SKIP), as a kselftest collection run elsewhere
  * may lack it (make kselftest-install); in the lab's own run no skip budget (tests/skips/) lists

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Plant for tests/host/plants.sh: a kernel panic at load, which vm/run's console check must turn
+ * Plant for tests/host/plants.sh: a kernel panic at load, which vm/boot's console check must turn
  * into a failed run even in a boot that resets by design (--expect-reset), where no exit marker
  * is due.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Plant for tests/host/plants.sh: a kernel WARN, which vm/run's console check must turn into a
+ * Plant for tests/host/plants.sh: a kernel WARN, which vm/boot's console check must turn into a
  * failed run. Loading succeeds, so that only the console check can.
  */
 #include <linux/bug.h>

@@ -47,71 +47,63 @@ static int wait_child(struct lab_child *c, void *arg)
 	return lab_child_wait(c) < 0;
 }
 
-static int hca_row(struct record *rec)
+#define MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)
+
+/*
+ * The HCA and the parent around a fork, through mr over page (registered MR_ACCESS): the HCA writes
+ * into the page before the fork (the control); after it the parent writes, and the HCA reads the
+ * page (RDMA READ), writes into it (RDMA WRITE) and reads back what it wrote, each from a staging
+ * page that stays the parent's alone, through a loopback RC QP. 0, or -1 with the record failed.
+ */
+static int across_fork(struct record *rec, struct lab_verbs *v, struct ibv_mr *mr, char *page)
 {
-	struct verbs_obs *o = &rec->verbs;
 	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
-	struct ibv_mr *mr = NULL, *smr = NULL;
-	struct lab_verbs v;
-	char *buf, *stage;
+	struct verbs_obs *o = &rec->verbs;
+	struct ibv_mr *smr = NULL;
+	char *stage;
 	int ret = -1;
 
-	if (lab_verbs_open(&v) || lab_verbs_loopback_qp(&v))
-		return row_fail(rec, "verbs setup on rxe0");
-	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	stage = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED || stage == MAP_FAILED) {
-		row_fail(rec, "mmap");
-		goto out;
-	}
-	memset(buf, 0, PAGE);
-	memcpy(buf, PREFORK, TAG);
-	memcpy(buf + OFF_HCA, PREFORK, TAG);
-	/* The staging buffer stays the parent's alone, whatever fork does with the MR's page. */
+	if (stage == MAP_FAILED)
+		return row_fail(rec, "mmap of the staging page");
 	if (madvise(stage, PAGE, MADV_DONTFORK)) {
-		row_fail(rec, "MADV_DONTFORK of the staging buffer");
+		row_fail(rec, "MADV_DONTFORK of the staging page");
 		goto out;
 	}
-	mr = ibv_reg_mr(v.pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-			IBV_ACCESS_REMOTE_WRITE);
-	smr = mr ? ibv_reg_mr(v.pd, stage, PAGE, IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!smr) {
-		row_fail(rec, "ibv_reg_mr");
+	if (lab_verbs_loopback_qp(v) ||
+	    !(smr = ibv_reg_mr(v->pd, stage, PAGE, IBV_ACCESS_LOCAL_WRITE))) {
+		row_fail(rec, "a loopback QP and the staging MR on rxe0");
 		goto out;
 	}
-	/* The control: the HCA writes into the page the parent sees. */
 	memcpy(stage + OFF_CONTROL, CONTROL, TAG);
-	if (lab_verbs_rdma(&v, IBV_WR_RDMA_WRITE, smr, stage + OFF_CONTROL, mr, buf + OFF_CONTROL,
+	if (lab_verbs_rdma(v, IBV_WR_RDMA_WRITE, smr, stage + OFF_CONTROL, mr, page + OFF_CONTROL,
 			   TAG)) {
 		row_fail(rec, "RDMA WRITE (control)");
 		goto out;
 	}
-	o->control_moved = !memcmp(buf + OFF_CONTROL, CONTROL, TAG);
-
+	o->control_moved = !memcmp(page + OFF_CONTROL, CONTROL, TAG);
 	if (lab_child_start(&child, wait_child, NULL)) {
 		row_fail(rec, "fork");
 		goto out;
 	}
-	memcpy(buf, PARENT, TAG);	/* the parent's write: copy-on-write if shared */
-	if (lab_verbs_rdma(&v, IBV_WR_RDMA_READ, smr, stage, mr, buf, TAG)) {
+	memcpy(page, PARENT, TAG);	/* the parent's write: copy-on-write if shared */
+	if (lab_verbs_rdma(v, IBV_WR_RDMA_READ, smr, stage, mr, page, TAG)) {
 		row_fail(rec, "RDMA READ");
 		goto out;
 	}
 	o->hca_sees_parent = !memcmp(stage, PARENT, TAG);
 	memcpy(stage + OFF_HCA, HCA, TAG);
-	if (lab_verbs_rdma(&v, IBV_WR_RDMA_WRITE, smr, stage + OFF_HCA, mr, buf + OFF_HCA, TAG)) {
+	if (lab_verbs_rdma(v, IBV_WR_RDMA_WRITE, smr, stage + OFF_HCA, mr, page + OFF_HCA, TAG)) {
 		row_fail(rec, "RDMA WRITE");
 		goto out;
 	}
-	o->parent_sees_hca = !memcmp(buf + OFF_HCA, HCA, TAG);
+	o->parent_sees_hca = !memcmp(page + OFF_HCA, HCA, TAG);
 	memset(stage + 2 * OFF_HCA, 0, TAG);
-	if (lab_verbs_rdma(&v, IBV_WR_RDMA_READ, smr, stage + 2 * OFF_HCA, mr, buf + OFF_HCA, TAG)) {
+	if (lab_verbs_rdma(v, IBV_WR_RDMA_READ, smr, stage + 2 * OFF_HCA, mr, page + OFF_HCA, TAG)) {
 		row_fail(rec, "RDMA READ (back)");
 		goto out;
 	}
 	o->hca_reads_own = !memcmp(stage + 2 * OFF_HCA, HCA, TAG);
-	snprintf(o->fork_status, sizeof(o->fork_status), "%s",
-		 fork_status(ibv_is_fork_initialized()));
 	if (row_child_end(rec, &child, 'x', 0))
 		goto out;
 	ret = 0;
@@ -119,6 +111,37 @@ out:
 	lab_child_end(&child);
 	if (smr)
 		ibv_dereg_mr(smr);
+	munmap(stage, PAGE);
+	return ret;
+}
+
+static int hca_row(struct record *rec)
+{
+	struct verbs_obs *o = &rec->verbs;
+	struct ibv_mr *mr = NULL;
+	struct lab_verbs v;
+	int ret = -1;
+	char *buf;
+
+	if (lab_verbs_open(&v))
+		return row_fail(rec, "verbs setup on rxe0");
+	buf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		row_fail(rec, "mmap");
+		goto out;
+	}
+	memset(buf, 0, PAGE);
+	memcpy(buf, PREFORK, TAG);
+	memcpy(buf + OFF_HCA, PREFORK, TAG);
+	mr = ibv_reg_mr(v.pd, buf, PAGE, MR_ACCESS);
+	if (!mr) {
+		row_fail(rec, "ibv_reg_mr");
+		goto out;
+	}
+	ret = across_fork(rec, &v, mr, buf);
+	snprintf(o->fork_status, sizeof(o->fork_status), "%s",
+		 fork_status(ibv_is_fork_initialized()));
+out:
 	if (mr)
 		ibv_dereg_mr(mr);
 	lab_verbs_close(&v);
@@ -216,59 +239,6 @@ static int free_before_dereg(struct record *rec, struct lab_verbs *v)
 #define SPLIT_PAGES 512
 
 /*
- * After the registrations, a fork with the first MR's page shared: the parent writes into it, the
- * HCA reads it (RDMA READ) and writes into it (RDMA WRITE) through a loopback QP, each from a
- * staging page only the parent has. 0, or -1 with the record failed.
- */
-static int coherent_after_fork(struct record *rec, struct lab_verbs *v, struct ibv_mr *mr,
-			       char *page)
-{
-	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
-	struct verbs_obs *o = &rec->verbs;
-	struct ibv_mr *smr = NULL;
-	char *stage;
-	int ret = -1;
-
-	stage = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (stage == MAP_FAILED || madvise(stage, PAGE, MADV_DONTFORK))
-		return row_fail(rec, "the staging page");
-	if (lab_verbs_loopback_qp(v) ||
-	    !(smr = ibv_reg_mr(v->pd, stage, PAGE, IBV_ACCESS_LOCAL_WRITE))) {
-		row_fail(rec, "a loopback QP and the staging MR");
-		goto out;
-	}
-	memcpy(stage + OFF_CONTROL, CONTROL, TAG);
-	if (lab_verbs_rdma(v, IBV_WR_RDMA_WRITE, smr, stage + OFF_CONTROL, mr, page + OFF_CONTROL,
-			   TAG)) {
-		row_fail(rec, "RDMA WRITE (control)");
-		goto out;
-	}
-	o->control_moved = !memcmp(page + OFF_CONTROL, CONTROL, TAG);
-	if (lab_child_start(&child, wait_child, NULL)) {
-		row_fail(rec, "fork");
-		goto out;
-	}
-	memcpy(page, PARENT, TAG);
-	memcpy(stage + OFF_HCA, HCA, TAG);
-	if (lab_verbs_rdma(v, IBV_WR_RDMA_READ, smr, stage, mr, page, TAG) ||
-	    lab_verbs_rdma(v, IBV_WR_RDMA_WRITE, smr, stage + OFF_HCA, mr, page + OFF_HCA, TAG)) {
-		row_fail(rec, "RDMA READ and WRITE after the fork");
-		goto out;
-	}
-	o->hca_sees_parent = !memcmp(stage, PARENT, TAG);
-	o->parent_sees_hca = !memcmp(page + OFF_HCA, HCA, TAG);
-	if (row_child_end(rec, &child, 'x', 0))
-		goto out;
-	ret = 0;
-out:
-	lab_child_end(&child);
-	if (smr)
-		ibv_dereg_mr(smr);
-	munmap(stage, PAGE);
-	return ret;
-}
-
-/*
  * One-page MRs on every other page of one mapping, with vm.max_map_count 64 above what the process
  * maps: with fork support each MR splits the mapping (two more VMAs), until madvise(MADV_DONTFORK),
  * and so ibv_reg_mr(), fails. Observed: the errno, and the process's VMAs then (/proc/self/maps,
@@ -277,7 +247,6 @@ out:
  */
 static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 {
-	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
 	struct ibv_mr *mrs[SPLIT_PAGES / 2] = { 0 };
 	int n = 0, before = lab_read_int(MAP_COUNT), err = 0, ret = 0;
 	struct verbs_obs *o = &rec->verbs;
@@ -295,7 +264,7 @@ static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 	if (lab_write_str(MAP_COUNT, limit))
 		return row_fail(rec, MAP_COUNT);
 	for (; n < SPLIT_PAGES / 2; n++) {
-		mrs[n] = ibv_reg_mr(v->pd, map + 2 * n * PAGE, PAGE, access);
+		mrs[n] = ibv_reg_mr(v->pd, map + 2 * n * PAGE, PAGE, MR_ACCESS);
 		if (!mrs[n]) {
 			err = errno;
 			break;
@@ -308,8 +277,9 @@ static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 	snprintf(detail, sizeof(detail), "n=%d", n);
 	what = err ? errno_name(err) : "all-ok";
 	if (!err) {
-		ret = coherent_after_fork(rec, v, mrs[0], map);
-		if (!ret && !(o->control_moved && o->hca_sees_parent && o->parent_sees_hca))
+		ret = across_fork(rec, v, mrs[0], map);
+		if (!ret && !(o->control_moved && o->hca_sees_parent && o->parent_sees_hca &&
+			      o->hca_reads_own))
 			what = "incoherent";
 	}
 	if (!ret)

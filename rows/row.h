@@ -223,9 +223,14 @@ struct verbs_obs {
 	char detail[24];	/* cost rows: the MR size, or how many MRs */
 	bool page_dc;		/* cost rows: the MR's page is MADV_DONTFORK (VmFlags dc) */
 	char outcome[24];	/* cost rows: SIGSEGV, EINVAL, EAGAIN, all-ok, ... */
-	int64_t max_map_count;	/* VMA rows: the vm.max_map_count the row set */
-	int64_t vmas;		/* VMA rows: the process's VMAs (/proc/self/maps) when the
-				 * registrations stopped */
+	uint64_t par_pfn_before;	/* rows that fork with an MR: the MR's page, the parent's, */
+	uint64_t par_pfn_after;		/* before the fork and at the end */
+	uint64_t child_pfn;		/* the child's page there (0: none) */
+	bool child_sees_writes;		/* the child reads the parent's or the HCA's write */
+	int64_t max_map_count;	/* VMA rows: vm.max_map_count */
+	int64_t vmas_before;	/* VMA rows: the process's VMAs (/proc/self/maps) before the MRs */
+	int64_t vmas;		/* ... and when the registrations stopped */
+	int64_t mrs;		/* ... and how many MRs were registered then */
 };
 
 enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };

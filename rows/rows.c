@@ -303,11 +303,12 @@ const struct row rows[] = {
 	  .note = "the freed page is still MADV_DONTFORK: what the heap puts there is missing in the "
 		  "child" },
 	{ .name = "switch-off-mr-splits-vmas", .family = FAM_VERBS, .needs = NEED_RXE, .verbs.kind = VERBS_MR_SPLITS_VMAS, .verbs.fork_init = true,
-	  .title = "one-page MRs on every other page, vm.max_map_count 64 above the process's maps",
+	  .title = "one-page MRs on every other page, the process 64 VMAs below vm.max_map_count",
 	  .note = "each MR's MADV_DONTFORK splits the mapping until registration fails at vm.max_map_count" },
 	{ .name = "switch-off-mr-splits-vmas-no-init", .family = FAM_VERBS, .needs = NEED_RXE, .verbs.kind = VERBS_MR_SPLITS_VMAS, .verbs.no_init = true,
 	  .title = "the same without fork support, then a fork",
-	  .note = "nothing is split, and the first MR's page stays the parent's and the HCA's" },
+	  .note = "nothing is split; across a fork the first MR's page stays the parent's and the "
+		  "HCA's, the child gets a copy" },
 	{ .name = "switch-off-hugetlb-mr", .family = FAM_VERBS, .fork = true, .needs = NEED_RXE | NEED_HUGETLB, .verbs.kind = VERBS_HUGETLB_MR, .verbs.fork_init = true,
 	  .title = "a 4 KiB MR in a 2 MiB hugetlb page, fork support",
 	  .note = "rdma-core madvises 4 KiB, which cannot split a huge page: EINVAL" },

@@ -16,7 +16,7 @@ declare -A own=()
 # Every line a comment or NAME=SECONDS as the runner reads it: a line it would take otherwise (an
 # indented or capitalised timeout_ line becomes a variable nothing reads) is refused here.
 while IFS= read -r line; do
-	[[ -z $line || $line == '#'* || $line =~ ^[a-z_]+=[0-9]+$ ]] ||
+	[[ -z $line || $line == '#'* || $line =~ ^[a-z0-9_]+=[0-9]+$ ]] ||
 		{ echo "$settings: '$line': not a comment nor NAME=SECONDS" >&2; exit 1; }
 done <"$settings"
 while IFS='=' read -r key value; do

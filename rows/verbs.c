@@ -51,8 +51,25 @@ static unsigned int verbs_checks(const struct record *rec, struct check *c)
 	CHECK(!strcmp(o->fork_status, status), "ibv_is_fork_initialized() says %s", status);
 	CHECK(strstr(o->copy_on_fork, on ? "copy-on-fork off" : "copy-on-fork on") != NULL,
 	      "rdma system show says %s", on ? "copy-on-fork off" : "copy-on-fork on");
-	if (r->verbs.kind == VERBS_HCA)
+	if (r->verbs.kind == VERBS_HCA) {
+		/*
+		 * The child's own pagemap says what fork gave it: nothing where rdma-core marked
+		 * the MR MADV_DONTFORK (its fork support), a copy where fork copies the pinned page
+		 * (the switch off), the pinned page itself, with the HCA's write in it, where the
+		 * switch makes fork share it and the parent's write moved the parent away.
+		 */
+		if (support)
+			CHECK(!o->child_pfn, "the child has no page where the MR is (MADV_DONTFORK)");
+		else if (!on)
+			CHECK(o->child_pfn && o->child_pfn != o->par_pfn_before &&
+			      !o->child_sees_writes && o->par_pfn_after == o->par_pfn_before,
+			      "the child has a copy; the parent and the HCA keep the pinned page");
+		else
+			CHECK(o->child_pfn && o->child_pfn == o->par_pfn_before &&
+			      o->child_sees_writes && o->par_pfn_after != o->par_pfn_before,
+			      "the child keeps the pinned page, with the HCA's write; the parent moved");
 		return k;
+	}
 	if (!strcmp(rec->observed, "SIGSEGV"))
 		CHECK(o->page_dc, "the page the child lacks is MADV_DONTFORK (VmFlags dc)");
 	if (r->verbs.no_init)

@@ -267,11 +267,17 @@ static int free_before_dereg(struct record *rec, struct lab_verbs *v)
 #define MAP_COUNT "/proc/sys/vm/max_map_count"
 #define SPLIT_PAGES 512
 #define ROOM 64
+/*
+ * vm.max_map_count for the row: low enough that filling the process's VMAs to ROOM below it is
+ * cheap (near the default 65530, the debug kernel took minutes over the maps, the smaps reads and
+ * the fork), and far above what any other process of the guest maps (a few hundred at most), so
+ * that the rows played beside this one are not touched.
+ */
+#define ROW_MAP_COUNT 1024
 
 /*
  * The process's VMAs raised to ROOM below vm.max_map_count, by splitting a PROT_NONE mapping
- * (mprotect() of every other page: two VMAs each, no memory), so that the limit is met without
- * lowering it for every other process of the guest. The filler, or MAP_FAILED.
+ * (mprotect() of every other page: two VMAs each, no memory). The filler, or MAP_FAILED.
  */
 static char *fill_vmas(long limit, size_t *len)
 {
@@ -291,8 +297,8 @@ static char *fill_vmas(long limit, size_t *len)
 }
 
 /*
- * One-page MRs on every other page of one mapping, the process ROOM VMAs below vm.max_map_count
- * (fill_vmas()): with fork support each MR splits the mapping (two more VMAs; one for the first,
+ * One-page MRs on every other page of one mapping, vm.max_map_count at ROW_MAP_COUNT and the
+ * process ROOM VMAs below it (fill_vmas()): with fork support each MR splits the mapping (two more VMAs; one for the first,
  * at its start), until madvise(MADV_DONTFORK), and so ibv_reg_mr(), fails. Observed: the errno,
  * and the process's VMAs before and when it stopped (/proc/self/maps: the kernel's count); or,
  * every MR registered, a fork with the first MR's page: whether it stays the parent's and the
@@ -301,22 +307,28 @@ static char *fill_vmas(long limit, size_t *len)
 static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 {
 	struct ibv_mr *mrs[SPLIT_PAGES / 2] = { 0 };
+	int n = 0, err = 0, ret = 0, was = lab_read_int(MAP_COUNT);
 	struct verbs_obs *o = &rec->verbs;
-	int n = 0, err = 0, ret = 0;
+	char *map, *filler = MAP_FAILED;
+	char detail[16], limit[16];
+	size_t filler_len = 0;
 	const char *what;
-	char detail[16];
-	char *map, *filler;
-	size_t filler_len;
 
 	map = mmap(NULL, SPLIT_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
-	o->max_map_count = lab_read_int(MAP_COUNT);
-	if (map == MAP_FAILED || o->max_map_count < 0)
-		return row_fail(rec, "mmap or " MAP_COUNT);
+	if (map == MAP_FAILED || was < ROW_MAP_COUNT)
+		return row_fail(rec, "mmap, or " MAP_COUNT " below %d", ROW_MAP_COUNT);
 	memset(map, 0, SPLIT_PAGES * PAGE);
+	snprintf(limit, sizeof(limit), "%d", ROW_MAP_COUNT);
+	if (lab_write_str(MAP_COUNT, limit))
+		return row_fail(rec, "writing " MAP_COUNT);
+	/* The limit as the kernel holds it, not as meant. */
+	o->max_map_count = lab_read_int(MAP_COUNT);
 	filler = fill_vmas(o->max_map_count, &filler_len);
-	if (filler == MAP_FAILED)
-		return row_fail(rec, "raising the process's VMAs near " MAP_COUNT);
+	if (filler == MAP_FAILED) {
+		ret = row_fail(rec, "raising the process's VMAs near " MAP_COUNT);
+		goto out;
+	}
 	o->vmas_before = lab_maps_count(NULL, ~(size_t)0);
 	for (; n < SPLIT_PAGES / 2; n++) {
 		mrs[n] = ibv_reg_mr(v->pd, map + 2 * n * PAGE, PAGE, MR_ACCESS);
@@ -334,9 +346,14 @@ static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 		ret = across_fork(rec, v, mrs[0], map);
 	if (!ret)
 		outcome(rec, detail, map, what);
+out:
+	snprintf(limit, sizeof(limit), "%d", was);
+	if (lab_write_str(MAP_COUNT, limit) && !ret)
+		ret = row_fail(rec, "putting " MAP_COUNT " back");
 	while (n--)
 		ibv_dereg_mr(mrs[n]);
-	munmap(filler, filler_len);
+	if (filler != MAP_FAILED)
+		munmap(filler, filler_len);
 	munmap(map, SPLIT_PAGES * PAGE);
 	return ret;
 }

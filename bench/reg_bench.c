@@ -12,7 +12,7 @@
  * the process's VMAs after them (/proc/self/maps, the kernel's own count) and the time of all N.
  * Each MR's MADV_DONTFORK cuts its page out of the mapping, so with fork support VMAs grow by
  * 2N - 1 (the first MR is at the mapping's start) until vm.max_map_count stops registration
- * (verbs_demo's switch-off-mr-splits-vmas row).
+ * (verbs_demo's verbs-switch-off-mr-splits-vmas row).
  *
  *   reg_bench [--reps N]                 every variant, then figure 6: bench/report's CSV blocks
  *   reg_bench --variant NAME --reps N    one variant, in this process: "median min max" in us

@@ -102,10 +102,10 @@ static const struct expectation v6_1[] = {
 	{ "odirect-multi-ext4-dontfork", "COHERENT" },
 
 	/* verbs (ib_umem pins with FOLL_PIN | FOLL_LONGTERM) */
-	{ "switch-off", "COHERENT" },
-	{ "switch-on", "ORPHANED" },
-	{ "switch-on-ibv_fork_init", "COHERENT" },
-	{ "switch-on-RDMAV_FORK_SAFE", "COHERENT" },
+	{ "verbs-switch-off", "COHERENT" },
+	{ "verbs-switch-on", "ORPHANED" },
+	{ "verbs-switch-on-ibv_fork_init", "COHERENT" },
+	{ "verbs-switch-on-RDMAV_FORK_SAFE", "COHERENT" },
 	/*
 	 * What rdma-core's fork support costs, from libibverbs/memory.c: ibv_fork_init() sets
 	 * up its range tree whatever the kernel reports (ibv_is_fork_initialized() says
@@ -113,12 +113,12 @@ static const struct expectation v6_1[] = {
 	 * MADV_DONTFORK), so a sub-page MR takes the rest of its page from a child on every
 	 * kernel; after a registration without it, ibv_fork_init() is EINVAL (too_late).
 	 */
-	{ "switch-on-subpage-mr", "SIGSEGV" },
-	{ "switch-off-subpage-mr", "SIGSEGV" },
-	{ "switch-on-fork_init-after-reg", "EINVAL" },
-	{ "switch-off-fork_init-after-reg", "EINVAL" },
+	{ "verbs-switch-on-subpage-mr", "SIGSEGV" },
+	{ "verbs-switch-off-subpage-mr", "SIGSEGV" },
+	{ "verbs-switch-on-fork_init-after-reg", "EINVAL" },
+	{ "verbs-switch-off-fork_init-after-reg", "EINVAL" },
 	/* The freed page is still MADV_DONTFORK until ibv_dereg_mr(). */
-	{ "switch-off-free-before-dereg", "SIGSEGV" },
+	{ "verbs-switch-off-free-before-dereg", "SIGSEGV" },
 	/*
 	 * Each MR's MADV_DONTFORK splits the mapping until the process's VMAs reach
 	 * vm.max_map_count, where the split is refused with ENOMEM, which madvise_vma_behavior()
@@ -126,15 +126,15 @@ static const struct expectation v6_1[] = {
 	 * registrations leaves the MR coherent: fork copies the maybe-pinned page for the child
 	 * (70e806e4e645, 5.9).
 	 */
-	{ "switch-off-mr-splits-vmas", "EAGAIN" },
-	{ "switch-off-mr-splits-vmas-no-init", "all-ok" },
+	{ "verbs-switch-off-mr-splits-vmas", "EAGAIN" },
+	{ "verbs-switch-off-mr-splits-vmas-no-init", "all-ok" },
 	/*
 	 * A 4 KiB MR at the start of a hugetlb page: without RDMAV_HUGEPAGES_SAFE rdma-core
 	 * madvises 4 KiB, which would split the VMA inside a huge page (hugetlb_vm_op_split():
 	 * EINVAL); with it, the whole huge page is DONTFORK and the child has none of it.
 	 */
-	{ "switch-off-hugetlb-mr", "EINVAL" },
-	{ "switch-off-hugetlb-mr-hp-safe", "SIGSEGV" },
+	{ "verbs-switch-off-hugetlb-mr", "EINVAL" },
+	{ "verbs-switch-off-hugetlb-mr-hp-safe", "SIGSEGV" },
 
 	/* fadvise: what the call leaves of 8 MiB of dirty pages on the slow disk */
 	{ "fadvise-async-write", "IN FLIGHT" },

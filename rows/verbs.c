@@ -110,7 +110,7 @@ static void verbs_header(FILE *f)
 	fprintf(f, "hca->par, par->hca: whether each saw the other's write after the fork (a cost row: "
 		"its MR's size, or how many MRs, and whether its page is MADV_DONTFORK); netlink: "
 		"`rdma system show`'s copy-on-fork\n");
-	fprintf(f, "%2s %-34s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s\n", "#", "row", "switch",
+	fprintf(f, "%2s %-40s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s\n", "#", "row", "switch",
 		"fork support", "is_fork_init()", "netlink", "hca->par", "par->hca", "observed",
 		"expected");
 }
@@ -135,7 +135,7 @@ static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
 		snprintf(a, sizeof(a), "%s", played ? o->detail : "-");
 		snprintf(b, sizeof(b), "%s", played ? o->page_dc ? "dc" : "-" : "-");
 	}
-	fprintf(f, "%2u %-34s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s %s\n", i, r->name,
+	fprintf(f, "%2u %-40s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s %s\n", i, r->name,
 		r->fork_switch == SWITCH_ON ? "on" : "off", support(r), played ? o->fork_status : "-",
 		!played ? "-" : strstr(o->copy_on_fork, "off") ? "cof off" :
 		strstr(o->copy_on_fork, "on") ? "cof on" : "?", a, b,

@@ -95,10 +95,10 @@ FIXTURE_VARIANT(repro)
 };
 
 /* The verbs rows whose HCA is the device, as the reproducer's is. */
-FIXTURE_VARIANT_ADD(repro, switch_off) { .row = "switch-off" };
-FIXTURE_VARIANT_ADD(repro, switch_on) { .row = "switch-on" };
-FIXTURE_VARIANT_ADD(repro, switch_on_ibv_fork_init) { .row = "switch-on-ibv_fork_init" };
-FIXTURE_VARIANT_ADD(repro, switch_on_rdmav_fork_safe) { .row = "switch-on-RDMAV_FORK_SAFE" };
+FIXTURE_VARIANT_ADD(repro, switch_off) { .row = "verbs-switch-off" };
+FIXTURE_VARIANT_ADD(repro, switch_on) { .row = "verbs-switch-on" };
+FIXTURE_VARIANT_ADD(repro, switch_on_ibv_fork_init) { .row = "verbs-switch-on-ibv_fork_init" };
+FIXTURE_VARIANT_ADD(repro, switch_on_rdmav_fork_safe) { .row = "verbs-switch-on-RDMAV_FORK_SAFE" };
 /* MADV_DONTFORK on a FOLL_PIN | FOLL_LONGTERM pin, which the verbs rows leave to rdma-core. */
 FIXTURE_VARIANT_ADD(repro, dontfork) { .row = "pin-dontfork" };
 FIXTURE_VARIANT_ADD(repro, switch_on_dontfork) { .row = "pin-switch-on-dontfork" };

@@ -143,7 +143,7 @@ programs=(
 	"cow_missing|no cow.c at all|cow.c ran its whole plan and exited as its results call for: not ok"
 	"cow_known_passed|a case cow-known.txt lists that passes|case 2 ... with base page: not ok"
 	"demo_exit|a demo (consumers_demo) exiting 3, a status no records call for (0, 1 or 2)|~consumers_demo exits [0-2] as its records call for \(it exited 3\): not ok"
-	"hca_unstaged|verbs rows whose HCA write carries nothing (its tag never staged)|switch-off@rxe verdict: not ok"
+	"hca_unstaged|verbs rows whose HCA write carries nothing (its tag never staged)|verbs-switch-off@rxe verdict: not ok"
 	"query|a row whose PINDMA_IOC_QUERY fails (run as nobody)|exited with status 2 without reporting a failed case"
 	"pagemap|a row whose pagemap read fails (run as nobody)|exited with status 2 without reporting a failed case"
 	"thlog_inject|a TH_LOG of several lines holding a result line of its own|ok"

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -361,6 +362,12 @@ static int pin_from_a_user_namespace(void *arg)
 		return 10;
 	if (unshare(CLONE_NEWUSER))
 		return 11;
+	/*
+	 * Dropping to nobody made the process undumpable, which leaves its /proc files root's:
+	 * its own uid_map would not open.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1))
+		return 14;
 	snprintf(map, sizeof(map), "0 %u 1", 65534U);
 	if (lab_write_str("/proc/self/uid_map", map))
 		return 12;

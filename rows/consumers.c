@@ -3,16 +3,16 @@
  * The two families whose device is the kernel itself, described: vmsplice (a pipe holds the page
  * with FOLL_GET) and io_uring (a fixed buffer, FOLL_PIN | FOLL_LONGTERM). Both show, through what a
  * pipe carries after the parent's write, whether the kernel's holder and the parent still share the
- * page. Playing is consumers_play.c.
+ * page. Playing is consumers_play.c. VFIO's family (vfio.c) has the same shape and shares the
+ * verdict, the checks and the table (holder.h).
  */
 #include <string.h>
 
-#include "row.h"
+#include "holder.h"
 
-/* Shared by both: what the holder carried, against the parent's and the child's PFNs. */
-static const char *holder_verdict(bool control, bool sees_parent, bool has_prefork,
-				  uint64_t par_before, uint64_t par_after, uint64_t child_fork,
-				  char *why, size_t n)
+/* Shared by every holder: what it carried, against the parent's and the child's PFNs. */
+const char *holder_verdict(bool control, bool sees_parent, bool has_prefork, uint64_t par_before,
+			   uint64_t par_after, uint64_t child_fork, char *why, size_t n)
 {
 	if (!control)
 		return snprintf(why, n, "the control did not show the holder reading the page "
@@ -45,9 +45,9 @@ static const char *iouring_verdict(const struct record *rec, char *why, size_t n
 			      o->par_before, o->par_after, o->child_fork, why, n);
 }
 
-static unsigned int holder_checks(const struct record *rec, struct check *c, bool has_range,
-				  uint64_t par_before, uint64_t par_after, uint64_t child_fork,
-				  bool shared_at_fork)
+unsigned int holder_checks(const struct record *rec, struct check *c, bool has_range,
+			   uint64_t par_before, uint64_t par_after, uint64_t child_fork,
+			   bool shared_at_fork)
 {
 	const struct row *r = rec->row;
 	unsigned int k = 0;
@@ -88,15 +88,15 @@ static unsigned int iouring_checks(const struct record *rec, struct check *c)
 			     rec->row->fork_switch == SWITCH_ON);
 }
 
-static void holder_header(FILE *f, const char *holder)
+void holder_header(FILE *f, const char *holder)
 {
 	fprintf(f, "PFNs in hex, the parent's before->after its write, the child's after the fork\n");
 	fprintf(f, "%2s %-27s %-8s %-8s %-19s %-9s %-11s %-9s %-8s %-8s\n", "#", "row", "DONTFORK",
 		"switch", "parent pfn", "child pfn", holder, "carried", "observed", "expected");
 }
 
-static void holder_line(FILE *f, unsigned int i, const struct record *rec, bool control,
-			bool sees_parent, bool prefork, uint64_t pb, uint64_t pa, uint64_t cf)
+void holder_line(FILE *f, unsigned int i, const struct record *rec, bool control, bool sees_parent,
+		 bool prefork, uint64_t pb, uint64_t pa, uint64_t cf)
 {
 	const struct row *r = rec->row;
 	char par[48] = "-", chi[24] = "-";

@@ -84,7 +84,7 @@ ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test
 $(ROWS_PROGRAMS): $(LIBROWS)
 $(ROWS_PROGRAMS): private LDLIBS += -ljson-c
 $(GUEST)/lab/demo/dontfork_demo: $(call PLAY,pindma)
-$(GUEST)/lab/demo/consumers_demo: $(call PLAY,consumers)
+$(GUEST)/lab/demo/consumers_demo: $(call PLAY,consumers) $(call PLAY,holder)
 $(GUEST)/lab/demo/consumers_demo: private LDLIBS += -luring
 $(GUEST)/lab/demo/odirect_demo: $(call PLAY,odirect)
 $(GUEST)/lab/demo/odirect_demo: private LDLIBS += -pthread

@@ -41,8 +41,11 @@ test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
 # The demo's lines on the screen; the kernel's console in build/logs/demo.log (a splat shown, named).
+# The VFIO rows in a second guest, the one with an IOMMU (vm/boot --iommu); the worst status of both.
 demo: guest
-	VM_SCREEN=program vm/boot --name demo --demo-disks -- /lab/guest/demo
+	@s=0; VM_SCREEN=program vm/boot --name demo --demo-disks -- /lab/guest/demo || s=$$?; \
+	v=0; VM_SCREEN=program VM_KMODS=none vm/boot --iommu --name demo-vfio -- /lab/guest/demo vfio_demo || v=$$?; \
+	exit $$((s > v ? s : v))
 
 # The demo under QEMU's gdb stub: the guest waits for gdb, attached with the command vm/boot prints.
 gdb: guest

@@ -75,6 +75,16 @@ static const struct expectation v6_1[] = {
 	{ "iouring-switch-on", "ORPHANED" },
 	{ "iouring-switch-on-dontfork", "COHERENT" },
 
+	/*
+	 * vfio: type1 pins with FOLL_PIN | FOLL_LONGTERM (vaddr_get_pfns()), so fork copies the page
+	 * for the child since 5.9; 6.12 the same.
+	 */
+	{ "vfio-no-fork", "COHERENT" },
+	{ "vfio", "COHERENT" },
+	{ "vfio-dontfork", "COHERENT" },
+	{ "vfio-switch-on", "ORPHANED" },
+	{ "vfio-switch-on-dontfork", "COHERENT" },
+
 	/* odirect: direct I/O takes its pages with FOLL_GET on 6.1 */
 	{ "odirect-no-fork", "COHERENT" },
 	{ "odirect-fork", "ORPHANED" },

@@ -31,6 +31,7 @@
 	X(IOURING, iouring)	/* io_uring holds it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) */ \
 	X(ODIRECT, odirect)	/* an O_DIRECT read in flight holds it */ \
 	X(VERBS, verbs)		/* an RDMA MR on Soft-RoCE holds it (ib_umem, FOLL_PIN) */ \
+	X(VFIO, vfio)		/* VFIO's type1 IOMMU maps it for a user-space driver (FOLL_PIN) */ \
 	X(FADVISE, fadvise)	/* not a pin: the article's writeback commands */
 
 #define ROW_FAMILY_ID(id, name) FAM_##id,
@@ -46,6 +47,7 @@ enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
 #define NEED_ODIRECT	(1u << 6)	/* the O_DIRECT rows' disk, serial odirect */
 #define NEED_DISK	(1u << 8)	/* the guest's slow ext4 disk, /dev/vda on /mnt/disk */
 #define NEED_IOURING	(1u << 9)	/* io_uring */
+#define NEED_IOMMU	(1u << 10)	/* an IOMMU and vfio-pci: a guest of vm/boot --iommu */
 
 /* The fork switch (vm.fork_share_pinned, kernel-patches/0002) while a row plays; restored after. */
 enum fork_switch { SWITCH_LEAVE, SWITCH_ON, SWITCH_OFF };
@@ -233,6 +235,16 @@ struct verbs_obs {
 	int64_t mrs;		/* ... and how many MRs were registered then */
 };
 
+struct vfio_obs {
+	uint64_t par_before, par_after, child_fork;
+	bool control_moved;	/* before the fork, edu's DMA through the IOMMU carried the page */
+	bool dev_sees_parent;	/* after the fork, edu's DMA carried the parent's write */
+	bool dev_has_prefork;	/* ... or the pre-fork bytes */
+	bool child_has_range;
+	int64_t map_pins;	/* FOLL_PIN pins that VFIO_IOMMU_MAP_DMA of the page took, and */
+	int64_t unmap_pins;	/* ... that its unmap released (the kernel's vmstat counters) */
+};
+
 enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };
 
 /* A record's reason, and a verdict's why (which a reason quotes after a prefix of its own). */
@@ -256,6 +268,7 @@ struct record {
 		struct odirect_obs odirect;
 		struct fadvise_obs fadvise;
 		struct verbs_obs verbs;
+		struct vfio_obs vfio;
 	};
 	bool why;		/* page_state and copies were recorded */
 	struct page_state page_state[NSTEPS][NPARTIES];
@@ -346,6 +359,12 @@ struct row_family {
 	void (*why)(FILE *f, const struct record *rec);
 	/* Optional: a program's second life, `PROGRAM --row-child NAME`, for plays that re-exec. */
 	int (*row_child)(const char *name);
+	/*
+	 * Optional: its rows need a machine of their own, booted with this vm/boot option (vfio:
+	 * --iommu). They play there only, by their demo's name (guest/demo DEMO, rows_test DEMO):
+	 * never among every demo's rows.
+	 */
+	const char *boot_option;
 };
 
 extern const struct row_family *const families[FAM_COUNT];

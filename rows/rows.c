@@ -317,6 +317,29 @@ const struct row rows[] = {
 	  .title = "the same with RDMAV_HUGEPAGES_SAFE=1",
 	  .note = "the whole huge page is DONTFORK: the child has none of it" },
 
+	/*
+	 * vfio: a user-space driver maps the page for QEMU's edu device with VFIO_IOMMU_MAP_DMA
+	 * (type1: FOLL_PIN | FOLL_LONGTERM) and drives its DMA itself, as DPDK and SPDK do.
+	 */
+	{ .name = "vfio-no-fork", .family = FAM_VFIO, .needs = NEED_IOMMU,
+	  .title = "VFIO_IOMMU_MAP_DMA of a page, edu's DMA reads it, no fork (the control)",
+	  .note = "the device reads the page itself, so it reads what the parent wrote after the map" },
+	{ .name = "vfio", .family = FAM_VFIO, .fork = true, .needs = NEED_IOMMU,
+	  .title = "VFIO_IOMMU_MAP_DMA, fork, the parent writes, edu's DMA reads the page",
+	  .note = "fork copies the pinned page for the child: the device reads the parent's bytes" },
+	{ .name = "vfio-dontfork", .family = FAM_VFIO, .fork = true, .dontfork = true,
+	  .needs = NEED_IOMMU,
+	  .title = "the same with MADV_DONTFORK",
+	  .note = "the child has no such range" },
+	{ .name = "vfio-switch-on", .family = FAM_VFIO, .fork = true, .fork_switch = SWITCH_ON,
+	  .needs = NEED_IOMMU | NEED_0002,
+	  .title = "VFIO_IOMMU_MAP_DMA, vm.fork_share_pinned=1",
+	  .note = "fork shares the pinned page: the device reads the pre-fork bytes" },
+	{ .name = "vfio-switch-on-dontfork", .family = FAM_VFIO, .fork = true,
+	  .fork_switch = SWITCH_ON, .dontfork = true, .needs = NEED_IOMMU | NEED_0002,
+	  .title = "VFIO_IOMMU_MAP_DMA, vm.fork_share_pinned=1, MADV_DONTFORK",
+	  .note = "MADV_DONTFORK protects the mapping again" },
+
 	/* fadvise: what each way of asking for write-out leaves of 8 MiB of dirty pages. */
 	{ .name = "fadvise-async-write", .family = FAM_FADVISE, .needs = NEED_DISK | NEED_0001,
 	  .fadvise.how = FADV_ASYNC_WRITE,

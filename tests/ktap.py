@@ -563,7 +563,7 @@ def vanished(programs, manifest):
 # kernel TAINT_USER): on the debug kernel they run in boots of their own (tests/run-all), and every
 # other program must start with the taint clear, the check live.
 SWITCH_SETTERS = ('cow_test', 'fork_pin_race_test', 'fork_switch_test', 'repro_test',
-                  'rows_test')
+                  'rows_test', 'vfio_rows_test')
 TAINT_USER = 1 << 6
 
 

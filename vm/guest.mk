@@ -91,6 +91,7 @@ $(GUEST)/lab/demo/odirect_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/fadvise_demo: $(call PLAY,fadvise)
 $(GUEST)/lab/demo/fadvise_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/verbs_demo: $(call PLAY,verbs)
+$(GUEST)/lab/demo/vfio_demo: $(call PLAY,vfio) $(call PLAY,holder)
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KSRC)/tools/testing/selftests -Itests/lib
 # repro_test takes its stages and expectations from the row table (no records: no json-c).
 $(GUEST)/lab/tests/repro_test: $(LIBROWS)

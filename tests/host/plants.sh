@@ -247,6 +247,10 @@ else
 		kplants+=(len0)
 	fi
 	kplants+=(async_waits crash_write_wait)
+	# VFIO's type1 backend holding its pages with FOLL_GET, as drivers did before FOLL_PIN (and
+	# without FOLL_LONGTERM, which GUP refuses without FOLL_PIN): fork then no longer copies them
+	# for the child, which the VFIO rows must see.
+	! grep -qx CONFIG_VFIO_IOMMU_TYPE1=y "$tree/.config" || kplants+=(vfio_foll_get)
 fi
 # GUP-fast's DEBUG_VM check against a fork() that shares the page it has just pinned (0002 with the
 # switch on): only a kernel with DEBUG_VM makes the check, so only the debug flavour has the plants.
@@ -307,6 +311,10 @@ kfile[crash_write_wait]=mm/fadvise.c
 # only WRITE_WAIT planted, ASYNC_WRITE's I/O finished before the cut on CI's busy host: green).
 ksed[crash_write_wait]='/advice == LINUX_FADV_ASYNC_WRITE)$/{n;s/.*/\t\treturn 0; \/* plant *\//};/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn 0; \/* plant *\//}'
 kmarker[crash_write_wait]='return 0; /* plant */'
+kfile[vfio_foll_get]=drivers/vfio/vfio_iommu_type1.c
+ksed[vfio_foll_get]='s/ret = pin_user_pages_remote(mm, vaddr, npages, flags | FOLL_LONGTERM,/ret = get_user_pages_remote(mm, vaddr, npages, flags, \/* plant *\//;s/unpin_user_pages_dirty_lock(&page, 1, prot \& IOMMU_WRITE);/put_page(page);/;s/unpin_user_page(pages\[i\]);/put_page(pages[i]);/'
+kmarker[vfio_foll_get]='get_user_pages_remote(mm, vaddr, npages, flags, /* plant */'
+kgone[vfio_foll_get]='unpin_user_page'
 # A gate where sanity_check_pinned_pages() has read "the switch was ever on" and not yet looked at
 # the pages: it waits (20 s at most) for the switch to come on, then (2 s at most) for a fork() to
 # share the first page pinned, and says so. A gate, not a sleep: however slow the guest, the first
@@ -536,8 +544,8 @@ sec_programs() {
 	sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
 	# cow-known.txt listing a case that cow_crash passes (its second), for this kernel.
 	echo "$kernel | xfail | case 2 ... with base page | a plant: listed, yet it passes" >"$plants/cow-known.txt"
-	# The boot's skip budget: the kernel's, and the doc blocks the plant programs running one demo skip.
-	cat "$top/tests/skips/$kernel.txt" "$top/tests/plants/skips.txt" >"$plants/skips.txt"
+	# The boot's skip budget: the kernel's (a plant program running one demo checks no doc block).
+	cp "$top/tests/skips/$kernel.txt" "$plants/skips.txt"
 	# A folder whose manifest lists a program it lacks, run as a whole (the runner's manifest check).
 	echo ghost_test >"$plants/manifest"
 	# The plant demos one folder below /lab, as the lab's own (a program finds kernel.env and its
@@ -852,6 +860,26 @@ sec_kernels() {
 			grep -aqF -- "$says" "$plants/$k.data" && grep -q '^fadvise_test failed' "$plants/$k.judged" && ok=1
 			verdict "$what" "$ok" \
 				"$([[ $ok == 1 ]] || echo "status $rc; the judge's $jrc; see $plants/$k.data, $plants/$k.judged")"
+			;;
+		vfio_foll_get)
+			plant_kernel "$k"
+			# The VFIO rows in their own machine, as make test boots them. The plant ran when the
+			# control still moved the page's bytes through edu; the guard is the fork row's
+			# verdict, and the kernel's count of FOLL_PIN pins the map held.
+			rm -f "$plants/vfio.data" "$plants/vfio.judged"
+			VM_KMODS=none VM_KERNEL=$image "$top/vm/boot" --iommu --name plant-vfio --out "$plants/vfio.data" \
+				-- /lab/guest/run-tests vfio_rows_test >"$plants/vfio.out" 2>&1 || rc=$?
+			jrc=0
+			"$py" "$top/tests/ktap.py" data "$plants/vfio.data" >"$plants/vfio.judged" || jrc=$?
+			ok=0
+			grep -aqE '^ok [0-9]+ vfio-no-fork@vfio-edu verdict$' "$plants/vfio.data" &&
+				grep -aqE '^not ok [0-9]+ vfio@vfio-edu verdict$' "$plants/vfio.data" &&
+				grep -aqE '^not ok [0-9]+ vfio@vfio-edu observations$' "$plants/vfio.data" &&
+				grep -aq 'VFIO_IOMMU_MAP_DMA held the page with one FOLL_PIN pin' "$plants/vfio.data" &&
+				grep -q '^vfio_rows_test failed' "$plants/vfio.judged" &&
+				! grep -q '^vm/boot: FAIL' "$plants/vfio.out" && ok=1
+			verdict "VFIO's type1 IOMMU holding its pages with FOLL_GET turns vfio_rows_test red (the fork row's verdict, the kernel's FOLL_PIN count)" \
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; see $plants/vfio.out, $plants/vfio.data")"
 			;;
 		gup_fast_race)
 			plant_kernel "$k"

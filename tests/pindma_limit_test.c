@@ -345,8 +345,8 @@ TEST(cap_ipc_lock_pins_charge_no_user)
 
 /*
  * Each kernel uid is a user_struct with a locked_vm of its own: a user with subordinate uids
- * would get a fresh RLIMIT_MEMLOCK in each user namespace it maps. Only CAP_IPC_LOCK (in the
- * initial namespace) pins from another namespace.
+ * would get a fresh RLIMIT_MEMLOCK in each user namespace it maps, so pindma refuses every pin
+ * from a namespace other than the initial one.
  */
 static int pin_from_a_user_namespace(void *arg)
 {

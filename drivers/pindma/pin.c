@@ -359,9 +359,10 @@ struct pindma_handle *pindma_pin(struct file *file, u64 addr, u64 len,
 	/*
 	 * The charge is per user_struct, one per kernel uid: a user given a
 	 * range of subordinate uids would get, through the user namespaces
-	 * they map, a fresh RLIMIT_MEMLOCK for each of them.
+	 * they map, a fresh RLIMIT_MEMLOCK for each of them. No capability
+	 * helps: a task in a child namespace has none in the initial one.
 	 */
-	if (current_user_ns() != &init_user_ns && !capable(CAP_IPC_LOCK))
+	if (current_user_ns() != &init_user_ns)
 		return ERR_PTR(-EPERM);
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);

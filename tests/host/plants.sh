@@ -76,6 +76,7 @@ drivers=(
 	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
 	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
 	"refuse3|main.c|plant: one pin in three refused|one pin in three that it would grant refused (ENOMEM)"
+	"userns|pin.c|plant: namespaces let in|a pin from a user namespace granted, charged to the namespace's uid"
 )
 # The kernel memory leaks are seen object by object in /proc/slabinfo, which SLUB keeps only with
 # SLUB_DEBUG (6.12's tinyconfig base selects SLUB_TINY, which leaves it out; pindma_leak_test's
@@ -1059,6 +1060,8 @@ sec_driver() {
 	d_boot edu_cpu_read -- pindma_trip_test
 	d_verdict edu_cpu_read pindma_trip_test "edu's last transfer after a device read" "pindma_trip_test (edu's DMA registers)"
 	d_mask edu_cpu_read "right bytes read, but edu's last transfer moved" "edu's DMA registers"
+	d_boot userns -- pindma_limit_test:a_pin_from_a_user_namespace_is_eperm
+	d_verdict userns pindma_limit_test "step 13 failed" "pindma_limit_test (a pin from a user namespace)"
 	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test
 	d_verdict longterm longterm_test "the pinned page stayed at" "longterm_test (the page's zone by pagemap and zoneinfo)"
 	if [[ $slabinfo == 1 ]]; then

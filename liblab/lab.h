@@ -121,6 +121,11 @@ bool lab_kernel_debug_vm(void);
 /* PFN of the page mapped at addr, from /proc/self/pagemap; 0 when none is present. */
 uint64_t lab_pfn(const void *addr);
 /*
+ * The Movable zone's span of PFNs, [start, end), from /proc/zoneinfo: 0, or -1 when there is none
+ * (a guest booted without movablecore=). A long-term pin moves a page out of it first.
+ */
+int lab_movable_zone(uint64_t *start, uint64_t *end);
+/*
  * The same, telling a failed observation from an absent page: 0 with *pfn the PFN (0: no page
  * present), or -1 with errno set when pagemap could not be read or hides the PFN (EPERM).
  */

@@ -144,3 +144,23 @@ void *lab_map_anon(size_t len)
 	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 		    -1, 0);
 }
+
+int lab_movable_zone(uint64_t *start, uint64_t *end)
+{
+	char line[256];
+	bool in = false;
+	uint64_t spanned = 0;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	*start = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Node ", 5))
+			in = strstr(line, "zone  Movable") || strstr(line, "zone Movable");
+		else if (in && sscanf(line, " spanned %lu", &spanned) != 1)
+			sscanf(line, " start_pfn: %lu", start);
+	}
+	if (f)
+		fclose(f);
+	*end = *start + spanned;
+	return spanned && *start ? 0 : -1;
+}

@@ -243,6 +243,8 @@ struct vfio_obs {
 	bool child_has_range;
 	int64_t map_pins;	/* FOLL_PIN pins that VFIO_IOMMU_MAP_DMA of the page took, and */
 	int64_t unmap_pins;	/* ... that its unmap released (the kernel's vmstat counters) */
+	bool movable_before;	/* the page was in ZONE_MOVABLE before the map (pagemap, zoneinfo) */
+	bool movable_after;	/* ... and after it: a long-term pin moves it out first */
 };
 
 enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };
@@ -362,9 +364,11 @@ struct row_family {
 	/*
 	 * Optional: its rows need a machine of their own, booted with this vm/boot option (vfio:
 	 * --iommu). They play there only, by their demo's name (guest/demo DEMO, rows_test DEMO):
-	 * never among every demo's rows.
+	 * never among every demo's rows, but in own_test, the suite's program that judges them
+	 * there.
 	 */
 	const char *boot_option;
+	const char *own_test;
 };
 
 extern const struct row_family *const families[FAM_COUNT];

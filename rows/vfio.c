@@ -5,7 +5,9 @@
  * FOLL_LONGTERM) for as long as the mapping lasts; the program drives QEMU's edu device itself
  * through its BAR, and edu's DMA goes through the IOMMU to the page the mapping pinned. A holder
  * (holder.h): what edu's DMA carries after the parent's write shows whether device and parent still
- * share the page. The kernel's FOLL_PIN counters, not the program, say that the map pinned it.
+ * share the page. The kernel's FOLL_PIN counters, not the program, say that the map pinned it, and
+ * the page's zone, that it pinned it long-term: the machine has a Movable zone, and the page is
+ * one of it until the map moves it out.
  * Playing is vfio_play.c.
  */
 #include "holder.h"
@@ -29,6 +31,9 @@ static unsigned int vfio_checks(const struct record *rec, struct check *c)
 	      "kernel's vmstat: %lld)", (long long)o->map_pins);
 	CHECK(o->unmap_pins == 1, "its unmap released that pin (the kernel's vmstat: %lld)",
 	      (long long)o->unmap_pins);
+	CHECK(o->movable_before && !o->movable_after, "the map moved the page out of ZONE_MOVABLE "
+	      "first, as a long-term pin must (in it before: %d, after: %d)", o->movable_before,
+	      o->movable_after);
 	return k;
 }
 
@@ -52,7 +57,8 @@ static const struct field vfio_fields[] = {
 	OBS_FIELD(vfio, F_U64, child_fork), OBS_FIELD(vfio, F_BOOL, control_moved),
 	OBS_FIELD(vfio, F_BOOL, dev_sees_parent), OBS_FIELD(vfio, F_BOOL, dev_has_prefork),
 	OBS_FIELD(vfio, F_BOOL, child_has_range), OBS_FIELD(vfio, F_I64, map_pins),
-	OBS_FIELD(vfio, F_I64, unmap_pins),
+	OBS_FIELD(vfio, F_I64, unmap_pins), OBS_FIELD(vfio, F_BOOL, movable_before),
+	OBS_FIELD(vfio, F_BOOL, movable_after),
 	{ NULL },
 };
 
@@ -66,4 +72,5 @@ const struct row_family family_vfio = {
 	.table_header = vfio_header,
 	.table_line = vfio_line,
 	.boot_option = "--iommu",
+	.own_test = "vfio_rows_test",
 };

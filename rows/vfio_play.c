@@ -34,6 +34,8 @@
 /* The IOVAs of the row's page and of the read-back page. */
 #define IOVA_PAGE	0x100000
 #define IOVA_BACK	0x200000
+/* Fresh pages among which the row's page is one of the Movable zone. */
+#define PICK_PAGES	256
 /* edu moves its bytes on a 100 ms timer of the guest's clock; this bounds a wait that hangs. */
 #define DMA_WAIT_MS	10000
 
@@ -233,6 +235,43 @@ static int vfio_take(void *ctx, char *out)
 	return 0;
 }
 
+/*
+ * The row's page: a fresh one of the Movable zone, the rest of PICK_PAGES fresh pages let go. A
+ * long-term pin must move it out first (check_and_migrate_movable_pages()).
+ */
+static char *movable_page(struct record *rec, uint64_t start, uint64_t end)
+{
+	char *pages = lab_map_anon(PICK_PAGES * LAB_PAGE), *page = MAP_FAILED;
+	size_t len = PICK_PAGES * LAB_PAGE;
+
+	if (pages == MAP_FAILED)
+		return row_fail(rec, "mmap"), MAP_FAILED;
+	for (int i = 0; i < PICK_PAGES && page == MAP_FAILED; i++) {
+		uint64_t pfn = lab_pfn(pages + i * LAB_PAGE);
+
+		if (pfn >= start && pfn < end)
+			page = pages + i * LAB_PAGE;
+	}
+	if (page == MAP_FAILED) {
+		munmap(pages, len);
+		errno = 0;
+		return row_fail(rec, "none of %d fresh pages in the Movable zone", PICK_PAGES),
+		       MAP_FAILED;
+	}
+	if (page > pages)
+		munmap(pages, page - pages);
+	if (page + LAB_PAGE < pages + len)
+		munmap(page + LAB_PAGE, pages + len - (page + LAB_PAGE));
+	return page;
+}
+
+static bool in_zone(const void *page, uint64_t start, uint64_t end)
+{
+	uint64_t pfn = lab_pfn(page);
+
+	return pfn >= start && pfn < end;
+}
+
 int play_vfio(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	struct vfio_obs *o = &rec->vfio;
@@ -243,15 +282,22 @@ int play_vfio(const struct row *r, const struct play_opts *opts, struct record *
 		&o->control_moved, &o->dev_sees_parent, &o->dev_has_prefork, &o->par_before,
 		&o->par_after, &o->child_fork, &o->child_has_range,
 	};
+	uint64_t start, end;
 	long pins;
 	int ret = -1;
 
 	(void)opts;
+	if (lab_movable_zone(&start, &end)) {
+		errno = 0;
+		return row_fail(rec, "no Movable zone (vm/boot --iommu boots one)");
+	}
 	if (open_vfio(rec, &v))
 		goto out;
-	v.page = lab_map_anon(LAB_PAGE);
+	v.page = movable_page(rec, start, end);
+	if (v.page == MAP_FAILED)
+		goto out;
 	v.back = lab_map_anon(LAB_PAGE);
-	if (v.page == MAP_FAILED || v.back == MAP_FAILED) {
+	if (v.back == MAP_FAILED) {
 		row_fail(rec, "mmap");
 		goto out;
 	}
@@ -271,12 +317,14 @@ int play_vfio(const struct row *r, const struct play_opts *opts, struct record *
 	}
 	v.back_mapped = true;
 	pins = lab_foll_pins();
+	o->movable_before = in_zone(v.page, start, end);
 	if (map_dma(&v, v.page, IOVA_PAGE)) {
 		row_fail(rec, "VFIO_IOMMU_MAP_DMA");
 		goto out;
 	}
 	v.page_mapped = true;
 	o->map_pins = lab_foll_pins() - pins;
+	o->movable_after = in_zone(v.page, start, end);
 	if (play_holder(r, rec, &h, &seen))
 		goto out;
 	pins = lab_foll_pins();

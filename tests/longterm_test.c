@@ -18,27 +18,6 @@
 
 #define NPAGES 256
 
-/* The Movable zone's span of PFNs, from /proc/zoneinfo: 0, or -1 when there is none. */
-static int movable_zone(uint64_t *start, uint64_t *end)
-{
-	char line[256];
-	bool in = false;
-	uint64_t spanned = 0;
-	FILE *f = fopen("/proc/zoneinfo", "r");
-
-	*start = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Node ", 5))
-			in = strstr(line, "zone  Movable") || strstr(line, "zone Movable");
-		else if (in && sscanf(line, " spanned %lu", &spanned) != 1)
-			sscanf(line, " start_pfn: %lu", start);
-	}
-	if (f)
-		fclose(f);
-	*end = *start + spanned;
-	return spanned && *start ? 0 : -1;
-}
-
 FIXTURE(movable)
 {
 	int fd;
@@ -51,7 +30,7 @@ FIXTURE_SETUP(movable)
 {
 	int n = 0;
 
-	if (movable_zone(&self->start, &self->end))
+	if (lab_movable_zone(&self->start, &self->end))
 		SKIP(return, "no Movable zone: the guest was booted without movablecore=");
 	self->fd = pindma_open();
 	ASSERT_LE(0, self->fd);

@@ -228,6 +228,42 @@ static unsigned int expected_families(int argc, char **argv)
 	return mask;
 }
 
+/* The families whose rows play in a machine of their own. */
+static unsigned int own_tests(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int f = 0; f < FAM_COUNT; f++)
+		n += !!families[f]->boot_option;
+	return n;
+}
+
+/*
+ * A family whose rows need a machine of their own is played by a program of its own, which the
+ * suite must have: rows_test without arguments does not expect its rows.
+ */
+static void check_own_tests(void)
+{
+	char path[PATH_MAX], line[64];
+
+	for (unsigned int f = 0; f < FAM_COUNT; f++) {
+		const struct row_family *fam = families[f];
+		bool listed = false;
+		FILE *m;
+
+		if (!fam->boot_option)
+			continue;
+		m = fam->own_test ? fopen(lab_path(path, sizeof(path), "tests/manifest"), "r") : NULL;
+		while (m && !listed && fgets(line, sizeof(line), m))
+			listed = !strcmp(strtok(line, "\n") ?: "", fam->own_test);
+		if (m)
+			fclose(m);
+		ksft_test_result(listed, "the %s rows are played by %s, a program of the suite (a "
+				 "machine of vm/boot %s)\n", fam->name, fam->own_test ?: "(none)",
+				 fam->boot_option);
+	}
+}
+
 static void check_coverage(unsigned int played)
 {
 	unsigned int bad = 0;
@@ -539,7 +575,7 @@ int main(int argc, char **argv)
 	/* The pin rows carry the kernel's view (check_record): a play without it must agree. */
 	why_too = played & (1u << FAM_PINDMA);
 	/* The pages' blocks need every demo's records: a run of some demos checks none. */
-	plan = 3 + n_demos + 2 * n_recs + (argc < 2 ? n_blocks : 0) + why_too;
+	plan = 3 + n_demos + 2 * n_recs + (argc < 2 ? n_blocks + own_tests() : 0) + why_too;
 	ksft_set_plan(plan);
 
 	/* kernel-patches/README.md, adding a kernel: every kernel of the registry has its table. */
@@ -560,6 +596,8 @@ int main(int argc, char **argv)
 			 "guest/demo exits %u, the worst of its demos (it ended: status %#x)\n",
 			 expect_script, status);
 	check_coverage(played);
+	if (argc < 2)
+		check_own_tests();
 	if (why_too)
 		check_why_changes_nothing();
 	for (unsigned int i = 0; i < n_recs; i++)

@@ -77,7 +77,8 @@ static const struct expectation v6_1[] = {
 
 	/*
 	 * vfio: type1 pins with FOLL_PIN | FOLL_LONGTERM (vaddr_get_pfns()), so fork copies the page
-	 * for the child since 5.9; 6.12 the same.
+	 * for the child since 70e806e4e645 ("mm: Do early cow for pinned pages during fork() for
+	 * ptes", 5.9); 6.12 the same.
 	 */
 	{ "vfio-no-fork", "COHERENT" },
 	{ "vfio", "COHERENT" },

@@ -43,6 +43,7 @@ struct vfio {
 	int container, group, device;
 	volatile uint8_t *bar;
 	size_t bar_size;
+	off_t cfg;		/* the config region's offset in the device's file; 0: none */
 	char *page, *back;
 	bool page_mapped, back_mapped;
 };
@@ -91,6 +92,7 @@ static int map_dma(struct vfio *v, void *vaddr, uint64_t iova)
 	return ioctl(v->container, VFIO_IOMMU_MAP_DMA, &map);
 }
 
+/* type1v2 answers an unmap of nothing with success and a size of 0: the size must be the page. */
 static int unmap_dma(struct vfio *v, uint64_t iova)
 {
 	struct vfio_iommu_type1_dma_unmap unmap = {
@@ -99,7 +101,20 @@ static int unmap_dma(struct vfio *v, uint64_t iova)
 		.size = LAB_PAGE,
 	};
 
-	return ioctl(v->container, VFIO_IOMMU_UNMAP_DMA, &unmap);
+	if (ioctl(v->container, VFIO_IOMMU_UNMAP_DMA, &unmap))
+		return -1;
+	return unmap.size == LAB_PAGE ? 0 : (errno = ENOENT, -1);
+}
+
+/* edu's bus mastering, on or off, through the config region. */
+static int bus_master(struct vfio *v, bool on)
+{
+	uint16_t cmd;
+
+	if (pread(v->device, &cmd, sizeof(cmd), v->cfg + PCI_COMMAND) != sizeof(cmd))
+		return -1;
+	cmd = on ? cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER : cmd & ~PCI_COMMAND_MASTER;
+	return pwrite(v->device, &cmd, sizeof(cmd), v->cfg + PCI_COMMAND) == sizeof(cmd) ? 0 : -1;
 }
 
 /* Whether the kernel registered an IOMMU (/sys/class/iommu has an entry). */
@@ -123,7 +138,6 @@ static int open_vfio(struct record *rec, struct vfio *v)
 	struct vfio_group_status status = { .argsz = sizeof(status) };
 	struct vfio_region_info bar = { .argsz = sizeof(bar), .index = VFIO_PCI_BAR0_REGION_INDEX };
 	struct vfio_region_info cfg = { .argsz = sizeof(cfg), .index = VFIO_PCI_CONFIG_REGION_INDEX };
-	uint16_t cmd;
 	ssize_t n;
 
 	if (!has_iommu()) {
@@ -166,17 +180,18 @@ static int open_vfio(struct record *rec, struct vfio *v)
 	if (v->bar == MAP_FAILED)
 		return row_fail(rec, "mapping edu's BAR 0");
 	v->bar_size = bar.size;
+	v->cfg = cfg.offset;
 	/* Without bus mastering QEMU drops the device's DMA. */
-	if (pread(v->device, &cmd, sizeof(cmd), cfg.offset + PCI_COMMAND) != sizeof(cmd))
-		return row_fail(rec, "reading edu's command register");
-	cmd |= PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER;
-	if (pwrite(v->device, &cmd, sizeof(cmd), cfg.offset + PCI_COMMAND) != sizeof(cmd))
+	if (bus_master(v, true))
 		return row_fail(rec, "turning edu's bus mastering on");
 	return 0;
 }
 
+/* A transfer that timed out may still come: edu stops mastering the bus before the IOVAs go. */
 static void close_vfio(struct vfio *v)
 {
+	if (v->device >= 0 && v->cfg)
+		bus_master(v, false);
 	if (v->page_mapped)
 		unmap_dma(v, IOVA_PAGE);
 	if (v->back_mapped)

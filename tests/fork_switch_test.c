@@ -148,6 +148,30 @@ TEST(root_without_cap_sys_admin_cannot_write_it)
 }
 
 /*
+ * It is 0 or 1, nothing else (proc_dointvec_minmax() bounded by SYSCTL_ZERO and SYSCTL_ONE): any
+ * other word is EINVAL, and the switch, the taint and the kernel log stay as they were.
+ */
+TEST(only_0_and_1_are_taken)
+{
+	static const char *const words[] = { "2", "-1", "1x", "4294967297" };
+	int tainted = lab_read_int("/proc/sys/kernel/tainted");
+
+	LAB_NEEDS_PATCH("0002", "vm.fork_share_pinned");
+	ASSERT_EQ(0, lab_read_int(LAB_SWITCH));
+	for (unsigned int i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, lab_write_str(LAB_SWITCH, words[i]))
+			TH_LOG("writing %s was taken", words[i]);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("writing %s: %s, not EINVAL", words[i],
+						strerror(errno));
+		EXPECT_EQ(0, lab_read_int(LAB_SWITCH)) TH_LOG("writing %s changed the switch",
+							      words[i]);
+	}
+	EXPECT_EQ(tainted, lab_read_int("/proc/sys/kernel/tainted"));
+	switch_write(0);
+}
+
+/*
  * Turning it on taints the kernel (TAINT_USER, bit 6 of kernel.tainted: device DMA may reach
  * another process's memory) and says so in the kernel log, once however often it is turned on.
  */

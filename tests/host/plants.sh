@@ -253,6 +253,10 @@ else
 	# for the child, which the VFIO rows must see.
 	# And a short pin, without FOLL_LONGTERM: the page then stays in the Movable zone.
 	! grep -qx CONFIG_VFIO_IOMMU_TYPE1=y "$tree/.config" || kplants+=(vfio_foll_get vfio_short)
+	# 0002's switch: a value past 1 taken, the switch never off again in fork(), never on in it,
+	# its warning and taint on every enable rather than once. fork_switch_test must see each.
+	! grep -q fork_share_pinned_on "$tree/mm/gup.c" ||
+		kplants+=(switch_unbounded switch_stays_on switch_shares_nothing switch_warns_always)
 fi
 # GUP-fast's DEBUG_VM check against a fork() that shares the page it has just pinned (0002 with the
 # switch on): only a kernel with DEBUG_VM makes the check, so only the debug flavour has the plants.
@@ -317,6 +321,18 @@ kfile[vfio_foll_get]=drivers/vfio/vfio_iommu_type1.c
 ksed[vfio_foll_get]='s/ret = pin_user_pages_remote(mm, vaddr, npages, flags | FOLL_LONGTERM,/ret = get_user_pages_remote(mm, vaddr, npages, flags, \/* plant *\//;s/unpin_user_pages_dirty_lock(&page, 1, prot \& IOMMU_WRITE);/put_page(page);/;s/unpin_user_page(pages\[i\]);/put_page(pages[i]);/'
 kmarker[vfio_foll_get]='get_user_pages_remote(mm, vaddr, npages, flags, /* plant */'
 kgone[vfio_foll_get]='unpin_user_page'
+kfile[switch_unbounded]=mm/gup.c
+ksed[switch_unbounded]='/\.procname	= "fork_share_pinned",/,/^}/{s/^\t\t\.extra2		= SYSCTL_ONE,$/\t\t\/* plant: no upper bound *\//}'
+kmarker[switch_unbounded]='/* plant: no upper bound */'
+kfile[switch_stays_on]=mm/gup.c
+ksed[switch_stays_on]='s/^\t\t\tstatic_branch_disable(&fork_share_pinned_on);$/\t\t\t; \/* plant: never off *\//'
+kmarker[switch_stays_on]='; /* plant: never off */'
+kfile[switch_shares_nothing]=mm/gup.c
+ksed[switch_shares_nothing]='s/^\treturn static_branch_unlikely(&fork_share_pinned_on);$/\treturn false; \/* plant: never on *\//'
+kmarker[switch_shares_nothing]='return false; /* plant: never on */'
+kfile[switch_warns_always]=mm/gup.c
+ksed[switch_warns_always]='s/if (!static_key_enabled(&fork_share_pinned_used)) {$/if (true) { \/* plant: every time *\//'
+kmarker[switch_warns_always]='if (true) { /* plant: every time */'
 kfile[vfio_short]=drivers/vfio/vfio_iommu_type1.c
 ksed[vfio_short]='s/ret = pin_user_pages_remote(mm, vaddr, npages, flags | FOLL_LONGTERM,/ret = pin_user_pages_remote(mm, vaddr, npages, flags, \/* plant *\//'
 kmarker[vfio_short]='pin_user_pages_remote(mm, vaddr, npages, flags, /* plant */'
@@ -865,6 +881,38 @@ sec_kernels() {
 			grep -aqF -- "$says" "$plants/$k.data" && grep -q '^fadvise_test failed' "$plants/$k.judged" && ok=1
 			verdict "$what" "$ok" \
 				"$([[ $ok == 1 ]] || echo "status $rc; the judge's $jrc; see $plants/$k.data, $plants/$k.judged")"
+			;;
+		switch_*)
+			plant_kernel "$k"
+			# fork_switch_test in a boot of its own on the planted kernel, held to the case and
+			# the words that guard each plant; the plant ran when the switch still exists and
+			# every other case of the program could run.
+			rm -f "$plants/$k.data" "$plants/$k.judged"
+			VM_KMODS=lab VM_KERNEL=$image "$top/vm/boot" --name "plant-$k" --out "$plants/$k.data" \
+				-- /lab/guest/run-tests fork_switch_test >"$plants/$k.out" 2>&1 || rc=$?
+			jrc=0
+			"$py" "$top/tests/ktap.py" data "$plants/$k.data" >"$plants/$k.judged" || jrc=$?
+			local says what
+			case $k in
+			switch_unbounded)
+				says='writing 2 was taken'
+				what="0002's switch taking 2 (no upper bound)" ;;
+			switch_stays_on)
+				says='off: fork gave the child the pinned page'
+				what="0002's switch never turning fork's sharing off again" ;;
+			switch_shares_nothing)
+				says='on: fork did not give the child the pinned page'
+				what="0002's switch never turning fork's sharing on" ;;
+			switch_warns_always)
+				says='the warning was logged [2-9][0-9]* times'
+				what="0002's warning and taint on every enable, not once a boot" ;;
+			esac
+			ok=0
+			grep -aqE '^ok [0-9]+ switch_exists_and_is_off_by_default$' "$plants/$k.data" &&
+				grep -q '^fork_switch_test failed' "$plants/$k.judged" &&
+				grep -aqE -- "$says" "$plants/$k.data" && ! grep -q '^vm/boot: FAIL' "$plants/$k.out" && ok=1
+			verdict "$what turns fork_switch_test red" "$ok" \
+				"$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; expected '$says'; see $plants/$k.out, $plants/$k.data")"
 			;;
 		vfio_foll_get | vfio_short)
 			plant_kernel "$k"

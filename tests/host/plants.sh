@@ -908,7 +908,7 @@ sec_kernels() {
 				what="0002's warning and taint on every enable, not once a boot" ;;
 			esac
 			ok=0
-			grep -aqE '^ok [0-9]+ switch_exists_and_is_off_by_default$' "$plants/$k.data" &&
+			grep -aqE '^ok [0-9]+ global\.switch_exists_and_is_off_by_default' "$plants/$k.data" &&
 				grep -q '^fork_switch_test failed' "$plants/$k.judged" &&
 				grep -aqE -- "$says" "$plants/$k.data" && ! grep -q '^vm/boot: FAIL' "$plants/$k.out" && ok=1
 			verdict "$what turns fork_switch_test red" "$ok" \

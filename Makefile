@@ -1,5 +1,7 @@
 # dontfork-lab. Start here:
 #   make test [T=FILE[:TEST]]   build what is stale, boot the lab kernel in QEMU, run the tests
+#   make plants                 the suite's guards seen red: every planted fault of
+#                               tests/host/plants.sh turns its test red (CI runs it after make test)
 #   make demo                   the same, running the fork/write demo
 #   make shell                  an interactive shell in the guest (Ctrl-a x quits)
 #   make fuzz [FUZZ_OPS=N] [FUZZ_SEED=S]   the long pindma fuzz run
@@ -36,9 +38,14 @@ export FLAVOUR KERNEL KERNEL_SRC BUILD LAB_KERNELS LAB_CACHE
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON
 
-.PHONY: test demo gdb shell fuzz bench docs bisect lava kselftest-install guest kernel deps clean distclean
+# The suite's own plants, apart from make test: they boot the planted kernels and drivers, about
+# twice the CPU of the suite itself, and prove the tests rather than the kernel.
+.PHONY: test plants demo gdb shell fuzz bench docs bisect lava kselftest-install guest kernel deps clean distclean
 test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
+
+plants: guest
+	T=plants $(LAB_PYTHON) tests/run-all
 
 # The demo's lines on the screen; the kernel's console in build/logs/demo.log (a splat shown, named).
 # The VFIO rows in a second guest, the one with an IOMMU (vm/boot --iommu); the worst status of both.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Playing the vmsplice and io_uring rows, two holders (holder_play.c). One page of anonymous
+ * Playing the vmsplice and io_uring rows, two holders (holder.c). One page of anonymous
  * memory is handed to the kernel: vmsplice() puts it into a pipe without copying (FOLL_GET),
  * io_uring registers it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) and WRITE_FIXED copies it into
  * a pipe on request. What the pipe then carries is what the holder held.
@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "holder.h"
+#include "consumers_obs.h"
 #include "lab.h"
 
 /* What the holder hands to the pipe: vmsplice() the page, or WRITE_FIXED from the buffer. */
@@ -91,7 +91,7 @@ static void teardown(struct consumer *h)
 
 int play_vmsplice(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
-	struct vmsplice_obs *o = &rec->vmsplice;
+	struct vmsplice_obs *o = ROW_OBS(rec, struct vmsplice_obs);
 	struct consumer c = { .page = MAP_FAILED };
 	struct holder h = { .hands_over = true, .give = vmsplice_give, .take = take, .ctx = &c };
 	const struct holder_seen seen = {
@@ -111,7 +111,7 @@ int play_vmsplice(const struct row *r, const struct play_opts *opts, struct reco
 
 int play_iouring(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
-	struct iouring_obs *o = &rec->iouring;
+	struct iouring_obs *o = ROW_OBS(rec, struct iouring_obs);
 	struct consumer c = { .page = MAP_FAILED };
 	struct holder h = { .give = ring_give, .take = take, .ctx = &c };
 	const struct holder_seen seen = {

@@ -5,14 +5,14 @@
  */
 #include <string.h>
 
-#include "row.h"
+#include "fadvise_obs.h"
 
 #define NPAGES 2048	/* 8 MiB */
 #define SECTORS (NPAGES * 8)
 
 static const char *fadvise_verdict(const struct record *rec, char *why, size_t n)
 {
-	const struct fadvise_obs *o = &rec->fadvise;
+	const struct fadvise_obs *o = ROW_OBS(rec, struct fadvise_obs);
 
 	if (o->dirty_before != NPAGES || o->wb_before)
 		return snprintf(why, n, "before the call %lld pages were dirty and %lld in flight, "
@@ -33,7 +33,7 @@ static const char *fadvise_verdict(const struct record *rec, char *why, size_t n
 
 static unsigned int fadvise_checks(const struct record *rec, struct check *c)
 {
-	const struct fadvise_obs *o = &rec->fadvise;
+	const struct fadvise_obs *o = ROW_OBS(rec, struct fadvise_obs);
 	unsigned int k = 0;
 
 	CHECK(o->dirty_before == NPAGES && !o->wb_before, "every page dirty, none in flight, "
@@ -68,7 +68,7 @@ static void fadvise_header(FILE *f)
 
 static void fadvise_line(FILE *f, unsigned int i, const struct record *rec)
 {
-	const struct fadvise_obs *o = &rec->fadvise;
+	const struct fadvise_obs *o = ROW_OBS(rec, struct fadvise_obs);
 	char dirty[56], wb[56], kb[56];
 
 	counts(dirty, sizeof(dirty), o->dirty_before, o->dirty_held);
@@ -84,12 +84,12 @@ static void fadvise_line(FILE *f, unsigned int i, const struct record *rec)
 #pragma weak play_fadvise
 
 static const struct field fadvise_fields[] = {
-	OBS_FIELD(fadvise, F_I64, dirty_before), OBS_FIELD(fadvise, F_I64, wb_before),
-	OBS_FIELD(fadvise, F_I64, dirty_kb_before), OBS_FIELD(fadvise, F_I64, dirty_held),
-	OBS_FIELD(fadvise, F_I64, wb_held), OBS_FIELD(fadvise, F_I64, dirty_kb_held),
-	OBS_FIELD(fadvise, F_I64, dirty_after), OBS_FIELD(fadvise, F_I64, wb_after),
-	OBS_FIELD(fadvise, F_BOOL, waited), OBS_FIELD(fadvise, F_I64, sectors_held),
-	OBS_FIELD(fadvise, F_I64, sectors_after),
+	OBS_FIELD(fadvise_obs, F_I64, dirty_before), OBS_FIELD(fadvise_obs, F_I64, wb_before),
+	OBS_FIELD(fadvise_obs, F_I64, dirty_kb_before), OBS_FIELD(fadvise_obs, F_I64, dirty_held),
+	OBS_FIELD(fadvise_obs, F_I64, wb_held), OBS_FIELD(fadvise_obs, F_I64, dirty_kb_held),
+	OBS_FIELD(fadvise_obs, F_I64, dirty_after), OBS_FIELD(fadvise_obs, F_I64, wb_after),
+	OBS_FIELD(fadvise_obs, F_BOOL, waited), OBS_FIELD(fadvise_obs, F_I64, sectors_held),
+	OBS_FIELD(fadvise_obs, F_I64, sectors_after),
 	{ NULL },
 };
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "lab.h"
-#include "row.h"
+#include "fadvise_obs.h"
 
 #define SIZE (8 * 1024 * 1024UL)
 #define NPAGES (SIZE / LAB_PAGE)
@@ -105,7 +105,7 @@ static int dirty_all(struct record *rec, char *map, struct sample *before)
 static int play_file(const struct row *r, struct record *rec, int fd, char *map,
 		     struct lab_gate *gate)
 {
-	struct fadvise_obs *o = &rec->fadvise;
+	struct fadvise_obs *o = ROW_OBS(rec, struct fadvise_obs);
 	struct call c = { .how = r->fadvise.how, .fd = fd, .map = map };
 	struct sample a, b, after;
 	pthread_t t;
@@ -186,7 +186,7 @@ static void __attribute__((destructor)) flusher_back_on(void)
 
 int play_fadvise(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
-	struct fadvise_obs *o = &rec->fadvise;
+	struct fadvise_obs *o = ROW_OBS(rec, struct fadvise_obs);
 	struct lab_gate gate;
 	char path[64];
 	int lock, fd = -1, ret = -1;

@@ -3,8 +3,7 @@
  * The families whose holder carries the page's bytes on request, read back by the test: vmsplice
  * and io_uring (rows/consumers.c), VFIO (rows/vfio.c). One shape: a control shows the holder
  * reading the page itself, then the same across a fork and the parent's write. Their verdict,
- * checks and table (consumers.c), and their play (holder_play.c, linked by the programs that play
- * one of them).
+ * checks and table, and their play: holder.c.
  */
 #ifndef ROWS_HOLDER_H
 #define ROWS_HOLDER_H

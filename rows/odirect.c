@@ -5,11 +5,11 @@
  */
 #include <string.h>
 
-#include "row.h"
+#include "odirect_obs.h"
 
 static const char *odirect_verdict(const struct record *rec, char *why, size_t n)
 {
-	const struct odirect_obs *o = &rec->odirect;
+	const struct odirect_obs *o = ROW_OBS(rec, struct odirect_obs);
 
 	/* A read that was not held in flight across the fork proves nothing. */
 	if (!o->held || o->done_while_held)
@@ -35,7 +35,7 @@ static const char *odirect_verdict(const struct record *rec, char *why, size_t n
 
 static unsigned int odirect_checks(const struct record *rec, struct check *c)
 {
-	const struct odirect_obs *o = &rec->odirect;
+	const struct odirect_obs *o = ROW_OBS(rec, struct odirect_obs);
 	const struct row *r = rec->row;
 	bool orphaned = !strcmp(rec->observed, "ORPHANED");
 	unsigned int k = 0;
@@ -76,7 +76,7 @@ static void odirect_header(FILE *f)
 
 static void odirect_line(FILE *f, unsigned int i, const struct record *rec)
 {
-	const struct odirect_obs *o = &rec->odirect;
+	const struct odirect_obs *o = ROW_OBS(rec, struct odirect_obs);
 	const struct row *r = rec->row;
 	char par[40], chi[24] = "-", got[24] = "-", fl[16];
 
@@ -106,12 +106,12 @@ static void odirect_line(FILE *f, unsigned int i, const struct record *rec)
 #pragma weak play_odirect
 
 static const struct field odirect_fields[] = {
-	OBS_FIELD(odirect, F_U64, pfn_before), OBS_FIELD(odirect, F_U64, pfn_after),
-	OBS_FIELD(odirect, F_U64, pfn_child), OBS_FIELD(odirect, F_BOOL, held),
-	OBS_FIELD(odirect, F_BOOL, done_while_held), OBS_FIELD(odirect, F_I64, missing),
-	OBS_FIELD(odirect, F_I64, read_bytes), OBS_FIELD(odirect, F_BOOL, child_has_data),
-	OBS_FIELD(odirect, F_I64, forks), OBS_FIELD(odirect, F_I64, missing_elsewhere),
-	OBS_FIELD(odirect, F_I64, tails_lost),
+	OBS_FIELD(odirect_obs, F_U64, pfn_before), OBS_FIELD(odirect_obs, F_U64, pfn_after),
+	OBS_FIELD(odirect_obs, F_U64, pfn_child), OBS_FIELD(odirect_obs, F_BOOL, held),
+	OBS_FIELD(odirect_obs, F_BOOL, done_while_held), OBS_FIELD(odirect_obs, F_I64, missing),
+	OBS_FIELD(odirect_obs, F_I64, read_bytes), OBS_FIELD(odirect_obs, F_BOOL, child_has_data),
+	OBS_FIELD(odirect_obs, F_I64, forks), OBS_FIELD(odirect_obs, F_I64, missing_elsewhere),
+	OBS_FIELD(odirect_obs, F_I64, tails_lost),
 	{ NULL },
 };
 

@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "lab.h"
-#include "row.h"
+#include "odirect_obs.h"
 
 #define MIB (1024 * 1024)
 #define READ_LEN (MIB - 2048)	/* ends in the middle of a page */
@@ -195,7 +195,7 @@ static int child_main(struct lab_child *c, void *arg)
 /* One reader: held across the fork and the parent's write, then let go. */
 static int play_single(const struct row *r, struct record *rec, struct source *s, char *buf)
 {
-	struct odirect_obs *o = &rec->odirect;
+	struct odirect_obs *o = ROW_OBS(rec, struct odirect_obs);
 	struct reader rd = { .fd = s->fd, .off = s->base, .buf = buf,
 			     .len = r->odirect.own_page ? MIB : READ_LEN };
 	char *last = buf + (rd.len - 1) / LAB_PAGE * LAB_PAGE;
@@ -295,7 +295,7 @@ static int fork_and_reap(struct record *rec)
 static int play_multi(const struct row *r, struct record *rec, struct source *s, char *map,
 		      size_t maplen)
 {
-	struct odirect_obs *o = &rec->odirect;
+	struct odirect_obs *o = ROW_OBS(rec, struct odirect_obs);
 	unsigned int off = r->odirect.offset;
 	char *buf = map + off;
 	struct reader rd[READERS];

@@ -19,7 +19,7 @@
 
 #include "lab.h"
 #include "pindma_lib.h"
-#include "row.h"
+#include "pindma_obs.h"
 #include "why.h"
 
 #define OFF_PARENT 0	/* where the parent writes after the fork */
@@ -89,8 +89,8 @@ static int child_main(struct lab_child *c, void *arg)
 static void vma_flags(struct record *rec, const char *page)
 {
 	static const char *const decide[] = { "dc", "sh", "wf" };
-	char *o = rec->pindma.vma_flags;
-	size_t n = sizeof(rec->pindma.vma_flags);
+	char *o = ROW_OBS(rec, struct pindma_obs)->vma_flags;
+	size_t n = sizeof(((struct pindma_obs *)0)->vma_flags);
 
 	for (unsigned int i = 0; i < sizeof(decide) / sizeof(decide[0]); i++)
 		if (lab_has_vmflag(page, decide[i]))
@@ -158,7 +158,7 @@ static int dma(struct record *rec, int fd, unsigned long req, uint32_t handle, u
  */
 static char *get_memory(const struct row *r, struct record *rec, char **map, size_t *maplen)
 {
-	struct pindma_obs *o = &rec->pindma;
+	struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 	int flags = (r->mem == MEM_SHARED ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS;
 	char *p;
 
@@ -371,7 +371,7 @@ static int play(const struct row *r, const struct play_opts *opts, struct record
 		char *page, size_t advise_len, int fd)
 {
 	struct play p = {
-		.r = r, .opts = opts, .rec = rec, .o = &rec->pindma, .page = page, .fd = fd,
+		.r = r, .opts = opts, .rec = rec, .o = ROW_OBS(rec, struct pindma_obs), .page = page, .fd = fd,
 		.eng = !strcmp(opts->engine, "cpu") ? PINDMA_ENGINE_CPU :
 		       !strcmp(opts->engine, "edu") ? PINDMA_ENGINE_EDU : PINDMA_ENGINE_AUTO,
 		.irqs = -1, .st = { .row = r, .page = page },
@@ -414,8 +414,9 @@ int play_pindma(const struct row *r, const struct play_opts *opts, struct record
 	size_t maplen;
 	char *map = MAP_FAILED, *page;
 	int fd = -1, ret = -1;
+	struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 
-	snprintf(rec->pindma.child_sees, sizeof(rec->pindma.child_sees), "-");
+	snprintf(o->child_sees, sizeof(o->child_sees), "-");
 	if (r->pindma.mode) {
 		fd = pindma_open();
 		if (fd < 0)

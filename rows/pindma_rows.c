@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "pindma.h"
-#include "row.h"
+#include "pindma_obs.h"
 #include "why.h"
 
 static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 {
-	const struct pindma_obs *o = &rec->pindma;
+	const struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 
 	if (!rec->row->pindma.mode) {
 		/* mlock() only: the parent kept its page, or the locked page went to the child. */
@@ -64,7 +64,7 @@ static unsigned int why_checks(const struct record *rec, struct check *c);
  */
 static unsigned int stage_checks(const struct record *rec, struct check *c)
 {
-	const struct pindma_obs *o = &rec->pindma;
+	const struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 	const struct row *r = rec->row;
 	bool without = r->dontfork && !r->dofork;
 	bool alive = r->child != CHILD_EXITS, shared = r->mem == MEM_SHARED;
@@ -117,7 +117,7 @@ static unsigned int stage_checks(const struct record *rec, struct check *c)
 
 static unsigned int pindma_checks(const struct record *rec, struct check *c)
 {
-	const struct pindma_obs *o = &rec->pindma;
+	const struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 	const struct row *r = rec->row;
 	bool orphaned = !strcmp(rec->observed, "ORPHANED");
 	bool without = r->dontfork && !r->dofork, shared = r->mem == MEM_SHARED;
@@ -195,7 +195,7 @@ static const struct copy *copy_at(const struct record *rec, bool at_fork)
  */
 static unsigned int why_checks(const struct record *rec, struct check *c)
 {
-	const struct pindma_obs *o = &rec->pindma;
+	const struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 	const struct row *r = rec->row;
 	const struct copy *fork = copy_at(rec, true), *fault = copy_at(rec, false);
 	const struct page_state *drv = &rec->page_state[STEP_AFTER_FORK][PARTY_DEVICE];
@@ -276,7 +276,7 @@ static const char *yes(bool b)
 
 static void pindma_line(FILE *f, unsigned int i, const struct record *rec)
 {
-	const struct pindma_obs *o = &rec->pindma;
+	const struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 	const struct row *r = rec->row;
 	char drv[48], par[64], chi[48];
 	bool dev = r->pindma.mode != 0, played = rec->observed[0];
@@ -305,7 +305,7 @@ static void pindma_line(FILE *f, unsigned int i, const struct record *rec)
 /* The article's three pictures, drawn from the measured PFNs: pages lettered in the order seen. */
 static void pindma_picture(FILE *f, const struct record *rec)
 {
-	const struct pindma_obs *o = &rec->pindma;
+	const struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
 	const char *who[] = { "parent", "child ", "driver" };
 	uint64_t stage[3][3] = {
 		{ o->par_before, 0, o->drv_before },
@@ -344,17 +344,17 @@ static void pindma_picture(FILE *f, const struct record *rec)
 #pragma weak play_pindma
 
 static const struct field pindma_fields[] = {
-	OBS_FIELD(pindma, F_U64, drv_before), OBS_FIELD(pindma, F_U64, par_before),
-	OBS_FIELD(pindma, F_U64, par_fork), OBS_FIELD(pindma, F_U64, child_fork),
-	OBS_FIELD(pindma, F_U64, drv_after), OBS_FIELD(pindma, F_U64, par_after),
-	OBS_FIELD(pindma, F_U64, child_after), OBS_FIELD(pindma, F_U64, repin),
-	OBS_FIELD(pindma, F_BOOL, control_moved), OBS_FIELD(pindma, F_BOOL, device_write_seen),
-	OBS_FIELD(pindma, F_BOOL, parent_write_seen), OBS_FIELD(pindma, F_BOOL, device_reads_own),
-	OBS_FIELD(pindma, F_BOOL, child_has_range), OBS_FIELD(pindma, F_BOOL, child_prefork),
-	OBS_FIELD(pindma, F_STR, child_sees), OBS_FIELD(pindma, F_U32, engine),
-	OBS_FIELD(pindma, F_I64, edu_irqs), OBS_FIELD(pindma, F_U64, edu_dst_pfn),
-	OBS_FIELD(pindma, F_BOOL, thp), OBS_FIELD(pindma, F_BOOL, hugetlb),
-	OBS_FIELD(pindma, F_STR, vma_flags),
+	OBS_FIELD(pindma_obs, F_U64, drv_before), OBS_FIELD(pindma_obs, F_U64, par_before),
+	OBS_FIELD(pindma_obs, F_U64, par_fork), OBS_FIELD(pindma_obs, F_U64, child_fork),
+	OBS_FIELD(pindma_obs, F_U64, drv_after), OBS_FIELD(pindma_obs, F_U64, par_after),
+	OBS_FIELD(pindma_obs, F_U64, child_after), OBS_FIELD(pindma_obs, F_U64, repin),
+	OBS_FIELD(pindma_obs, F_BOOL, control_moved), OBS_FIELD(pindma_obs, F_BOOL, device_write_seen),
+	OBS_FIELD(pindma_obs, F_BOOL, parent_write_seen), OBS_FIELD(pindma_obs, F_BOOL, device_reads_own),
+	OBS_FIELD(pindma_obs, F_BOOL, child_has_range), OBS_FIELD(pindma_obs, F_BOOL, child_prefork),
+	OBS_FIELD(pindma_obs, F_STR, child_sees), OBS_FIELD(pindma_obs, F_U32, engine),
+	OBS_FIELD(pindma_obs, F_I64, edu_irqs), OBS_FIELD(pindma_obs, F_U64, edu_dst_pfn),
+	OBS_FIELD(pindma_obs, F_BOOL, thp), OBS_FIELD(pindma_obs, F_BOOL, hugetlb),
+	OBS_FIELD(pindma_obs, F_STR, vma_flags),
 	{ NULL },
 };
 

@@ -4,9 +4,9 @@
  *
  * A row is data (rows.c holds the one table of them): its name, its family, what it needs from the
  * kernel and the machine, and the stage it sets (DONTFORK, the fork switch, the page type...). A
- * family knows how to play a row of its kind and observe what happened (the *_play.c files, linked
- * only into the programs that play them, since some need libibverbs or liburing), and how to describe
- * what it observed: the fields of its observations, the verdict derived from them alone, the
+ * family knows how to play a row of its kind and observe what happened (in its file, or in a
+ * *_play.c linked only into the programs that play it, where it needs libibverbs or liburing), and
+ * how to describe what it observed: the fields of its observations, the verdict derived from them alone, the
  * consistency checks a test holds them to, and its table (the family files). Playing a row gives a
  * record: name, family, kernel, observed and expected verdicts, the observations, or why it could not
  * run or was skipped. Records are printed as JSON lines (record.c); demos print their tables from
@@ -22,7 +22,7 @@
 
 /*
  * The family registry: one line per family, its id and its name (which its records carry). Its
- * family file in rows/ defines family_<name>, and its play file (<file>_play.c) play_<name>.
+ * family file in rows/ defines family_<name> and play_<name> (or its <file>_play.c does).
  * The enum, the registry (families.c) and the plays' declarations are made from this list alone.
  */
 #define ROW_FAMILIES(X) \
@@ -146,106 +146,15 @@ struct copy {
 };
 #define MAX_COPIES 8
 
-/* What each family observes; every field is listed in the family's field table (record.c). */
-struct pindma_obs {
-	uint64_t drv_before, par_before;	/* before the fork */
-	uint64_t par_fork, child_fork;		/* after the fork, before the write */
-	uint64_t drv_after, par_after, child_after; /* after the parent's write (or re-pin) */
-	uint64_t repin;		/* the page the parent's read-only re-pin holds (0: none) */
-	bool control_moved;	/* before the fork the device wrote and read bytes the parent saw */
-	bool device_write_seen;	/* the parent reads what the device wrote after the fork */
-	bool parent_write_seen;	/* the device reads what the parent wrote after the fork */
-	bool device_reads_own;	/* the device reads back what it wrote after the fork */
-	bool child_has_range;	/* the child's maps cover the page */
-	bool child_prefork;	/* the child reads the pre-fork bytes where the parent wrote */
-	char child_sees[24];	/* what the child read at the end: pre-fork, parent, device, zero,
-				 * other, SIGSEGV, exited */
-	char vma_flags[12];	/* which of dc, sh, wf the parent's VmFlags (smaps) had for the
-				 * range before the fork: what decides what fork gives the child */
-	uint32_t engine;	/* PINDMA_ENGINE_* that served the DMA, by the driver's reply */
-	int64_t edu_irqs;	/* edu's interrupts over the row's DMA, by the kernel's count (one
-				 * per transfer; -1: none counted, no edu) */
-	uint64_t edu_dst_pfn;	/* edu engine: after the device's write, the page of edu's DMA
-				 * destination register (read from its BAR) */
-	bool thp;		/* the page was part of a PMD-mapped THP when pinned (kpageflags,
-				 * smaps' AnonHugePages) */
-	bool hugetlb;		/* ... of a hugetlb page */
-};
-
-struct vmsplice_obs {
-	uint64_t par_before, par_after, child_fork;
-	bool control_live;	/* a pipe read after the parent's write showed that write (no copy) */
-	bool pipe_sees_parent;	/* the pipe holds the parent's post-fork write */
-	bool pipe_has_prefork;	/* ... or the pre-fork bytes */
-	bool child_has_range;
-};
-
-struct iouring_obs {
-	uint64_t par_before, par_after, child_fork;
-	bool control_moved;	/* before the fork, WRITE_FIXED carried the buffer's bytes */
-	bool ring_sees_parent;	/* after the fork, WRITE_FIXED carried the parent's write */
-	bool ring_has_prefork;	/* ... or the pre-fork bytes */
-	bool child_has_range;
-};
-
-struct odirect_obs {
-	uint64_t pfn_before;	/* single reader: the read's last page, parent's view, before the fork */
-	uint64_t pfn_after;	/* the same after the read completed */
-	uint64_t pfn_child;	/* the child's page there (0: none) */
-	bool held;		/* every read was seen waiting for its bio at the held gate before
-				 * the fork (or, with none, the parent's write) came */
-	bool done_while_held;	/* a read ended before the gate was released: it held nothing */
-	int64_t missing;	/* bytes of the read(s) the parent does not find */
-	int64_t read_bytes;	/* bytes the read(s) returned */
-	bool child_has_data;	/* single reader: every byte of the read's last page is in the
-				 * child's page */
-	int64_t forks;		/* multi: forks between a held read and the next reader's start */
-	int64_t missing_elsewhere; /* multi: bytes missing but in the tail of a read a fork followed */
-	int64_t tails_lost;	/* multi: reads a fork followed whose whole tail the parent lacks */
-};
-
-struct fadvise_obs {
-	/* The range's pages (kpageflags) dirty and under writeback, and /proc/meminfo Dirty: */
-	int64_t dirty_before, wb_before, dirty_kb_before;	/* before the call */
-	int64_t dirty_held, wb_held, dirty_kb_held;	/* as it returned, or waited, the gate held */
-	int64_t dirty_after, wb_after;	/* once a call that waited returned, the gate let go */
-	bool waited;		/* the call was seen waiting for the write-out the gate held */
-	int64_t sectors_held;	/* the disk's sectors written while the gate held it (none pass) */
-	int64_t sectors_after;	/* ... from the hold until a call that waited returned */
-};
-
-struct verbs_obs {
-	int64_t fork_switch;	/* vm.fork_share_pinned during the row (-1: none) */
-	char fork_status[16];	/* ibv_is_fork_initialized() */
-	char copy_on_fork[48];	/* `rdma system show`'s copy-on-fork */
-	bool control_moved;	/* before the fork the HCA wrote and read the parent's page */
-	bool hca_sees_parent;	/* RDMA READ after the fork returns the parent's write */
-	bool parent_sees_hca;	/* the parent reads the RDMA WRITE after the fork */
-	bool hca_reads_own;	/* RDMA READ returns what the RDMA WRITE put there */
-	char detail[24];	/* cost rows: the MR size, or how many MRs */
-	bool page_dc;		/* cost rows: the MR's page is MADV_DONTFORK (VmFlags dc) */
-	char outcome[24];	/* cost rows: SIGSEGV, EINVAL, EAGAIN, all-ok, ... */
-	uint64_t par_pfn_before;	/* rows that fork with an MR: the MR's page, the parent's, */
-	uint64_t par_pfn_after;		/* before the fork and at the end */
-	uint64_t child_pfn;		/* the child's page there (0: none) */
-	bool child_sees_writes;		/* the child reads the parent's or the HCA's write */
-	int64_t max_map_count;	/* VMA rows: vm.max_map_count */
-	int64_t vmas_before;	/* VMA rows: the process's VMAs (/proc/self/maps) before the MRs */
-	int64_t vmas;		/* ... and when the registrations stopped */
-	int64_t mrs;		/* ... and how many MRs were registered then */
-};
-
-struct vfio_obs {
-	uint64_t par_before, par_after, child_fork;
-	bool control_moved;	/* before the fork, edu's DMA through the IOMMU carried the page */
-	bool dev_sees_parent;	/* after the fork, edu's DMA carried the parent's write */
-	bool dev_has_prefork;	/* ... or the pre-fork bytes */
-	bool child_has_range;
-	int64_t map_pins;	/* FOLL_PIN pins that VFIO_IOMMU_MAP_DMA of the page took, and */
-	int64_t unmap_pins;	/* ... that its unmap released (the kernel's vmstat counters) */
-	bool movable_before;	/* the page was in ZONE_MOVABLE before the map (pagemap, zoneinfo) */
-	bool movable_after;	/* ... and after it: a long-term pin moves it out first */
-};
+/*
+ * What a record observed: its family's own struct (struct <name>_obs, in the family's file, or in its
+ * header where a play file shares it), kept here as bytes. The row layer reads them only through
+ * the family's field table (OBS_FIELD); the family's code through ROW_OBS(rec, struct <name>_obs).
+ */
+#define OBS_SIZE 512
+#define ROW_OBS(rec, type) ((type *)(void *)(rec)->obs)
+/* In the family's file or header, after its struct: that it fits. */
+#define OBS_FITS(type) _Static_assert(sizeof(type) <= OBS_SIZE, #type " fits OBS_SIZE")
 
 enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };
 
@@ -264,13 +173,8 @@ struct record {
 	char expected[16];	/* from the table of this kernel; "": no expectation */
 	char reason[REASON_LEN];	/* could not run / skipped: why; mismatch: what differs */
 	union {
-		struct pindma_obs pindma;
-		struct vmsplice_obs vmsplice;
-		struct iouring_obs iouring;
-		struct odirect_obs odirect;
-		struct fadvise_obs fadvise;
-		struct verbs_obs verbs;
-		struct vfio_obs vfio;
+		unsigned char obs[OBS_SIZE];	/* the family's struct <name>_obs */
+		uint64_t obs_align;		/* aligned for any of them */
 	};
 	bool why;		/* page_state and copies were recorded */
 	struct page_state page_state[NSTEPS][NPARTIES];
@@ -308,10 +212,10 @@ struct field {
 	size_t off;
 	size_t size;
 };
-/* A family's observation MEMBER of its struct record member FAM (rec->FAM.MEMBER). */
-#define OBS_FIELD(fam, type, member) \
-	{ #member, type, offsetof(struct record, fam.member), \
-	  sizeof(((struct record *)0)->fam.member) }
+/* MEMBER of a family's observations, struct TAG (its records' field MEMBER). */
+#define OBS_FIELD(tag, type, member) \
+	{ #member, type, offsetof(struct record, obs) + offsetof(struct tag, member), \
+	  sizeof(((struct tag *)0)->member) }
 
 /* How a row is played: the engine asked (pindma rows), whether the kernel's view is recorded. */
 struct play_opts {
@@ -320,8 +224,9 @@ struct play_opts {
 };
 
 /*
- * Playing is each family's rows/<name>_play.c; a program links the ones it plays. A play fills the
- * record's observations and returns 0, or -1 with rec->reason set (could not run).
+ * Playing is each family's play_<name>(), in its file or its rows/<name>_play.c (which a program
+ * links when it plays it). A play fills the record's observations and returns 0, or -1 with
+ * rec->reason set (could not run).
  */
 typedef int row_play_fn(const struct row *r, const struct play_opts *o, struct record *rec);
 
@@ -374,8 +279,8 @@ struct row_family {
 extern const struct row_family *const families[FAM_COUNT];
 
 /*
- * Each family's play. A family file refers to its own weakly (#pragma weak), so that it is NULL in
- * a program that does not link the play file; the definitions stay strong.
+ * Each family's play. A family file whose play is a file of its own refers to it weakly (#pragma
+ * weak), so that it is NULL in a program that does not link that file; the definitions stay strong.
  */
 #define ROW_FAMILY_PLAY(id, name) extern row_play_fn play_##name;
 ROW_FAMILIES(ROW_FAMILY_PLAY)

@@ -6,11 +6,11 @@
  */
 #include <string.h>
 
-#include "row.h"
+#include "verbs_obs.h"
 
 static const char *verbs_verdict(const struct record *rec, char *why, size_t n)
 {
-	const struct verbs_obs *o = &rec->verbs;
+	const struct verbs_obs *o = ROW_OBS(rec, struct verbs_obs);
 
 	if (rec->row->verbs.kind == VERBS_MR_SPLITS_VMAS && !strcmp(o->outcome, "all-ok")) {
 		/* Every MR registered: the fork decides, from what the HCA and the parent saw. */
@@ -39,7 +39,7 @@ static const char *verbs_verdict(const struct record *rec, char *why, size_t n)
 /* What rdma-core and the kernel must say, from the row's stage alone. */
 static unsigned int verbs_checks(const struct record *rec, struct check *c)
 {
-	const struct verbs_obs *o = &rec->verbs;
+	const struct verbs_obs *o = ROW_OBS(rec, struct verbs_obs);
 	const struct row *r = rec->row;
 	bool on = r->fork_switch == SWITCH_ON, support = r->verbs.fork_init || r->verbs.fork_safe_env;
 	/* rdma-core says UNNEEDED whenever the kernel reports copy-on-fork. */
@@ -123,7 +123,7 @@ static const char *support(const struct row *r)
 
 static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
 {
-	const struct verbs_obs *o = &rec->verbs;
+	const struct verbs_obs *o = ROW_OBS(rec, struct verbs_obs);
 	const struct row *r = rec->row;
 	bool played = rec->observed[0];
 	char a[24], b[24];
@@ -149,15 +149,15 @@ int verbs_row_child(const char *name);
 #pragma weak verbs_row_child
 
 static const struct field verbs_fields[] = {
-	OBS_FIELD(verbs, F_I64, fork_switch), OBS_FIELD(verbs, F_STR, fork_status),
-	OBS_FIELD(verbs, F_STR, copy_on_fork), OBS_FIELD(verbs, F_BOOL, control_moved),
-	OBS_FIELD(verbs, F_BOOL, hca_sees_parent), OBS_FIELD(verbs, F_BOOL, parent_sees_hca),
-	OBS_FIELD(verbs, F_BOOL, hca_reads_own), OBS_FIELD(verbs, F_STR, detail),
-	OBS_FIELD(verbs, F_BOOL, page_dc), OBS_FIELD(verbs, F_STR, outcome),
-	OBS_FIELD(verbs, F_U64, par_pfn_before), OBS_FIELD(verbs, F_U64, par_pfn_after),
-	OBS_FIELD(verbs, F_U64, child_pfn), OBS_FIELD(verbs, F_BOOL, child_sees_writes),
-	OBS_FIELD(verbs, F_I64, max_map_count), OBS_FIELD(verbs, F_I64, vmas_before),
-	OBS_FIELD(verbs, F_I64, vmas), OBS_FIELD(verbs, F_I64, mrs),
+	OBS_FIELD(verbs_obs, F_I64, fork_switch), OBS_FIELD(verbs_obs, F_STR, fork_status),
+	OBS_FIELD(verbs_obs, F_STR, copy_on_fork), OBS_FIELD(verbs_obs, F_BOOL, control_moved),
+	OBS_FIELD(verbs_obs, F_BOOL, hca_sees_parent), OBS_FIELD(verbs_obs, F_BOOL, parent_sees_hca),
+	OBS_FIELD(verbs_obs, F_BOOL, hca_reads_own), OBS_FIELD(verbs_obs, F_STR, detail),
+	OBS_FIELD(verbs_obs, F_BOOL, page_dc), OBS_FIELD(verbs_obs, F_STR, outcome),
+	OBS_FIELD(verbs_obs, F_U64, par_pfn_before), OBS_FIELD(verbs_obs, F_U64, par_pfn_after),
+	OBS_FIELD(verbs_obs, F_U64, child_pfn), OBS_FIELD(verbs_obs, F_BOOL, child_sees_writes),
+	OBS_FIELD(verbs_obs, F_I64, max_map_count), OBS_FIELD(verbs_obs, F_I64, vmas_before),
+	OBS_FIELD(verbs_obs, F_I64, vmas), OBS_FIELD(verbs_obs, F_I64, mrs),
 	{ NULL },
 };
 

@@ -23,7 +23,7 @@
 
 #include "lab.h"
 #include "lab_verbs.h"
-#include "row.h"
+#include "verbs_obs.h"
 
 #define PAGE 4096
 #define TAG 16
@@ -78,7 +78,7 @@ static int report_view(struct lab_child *c, void *arg)
 static int across_fork(struct record *rec, struct lab_verbs *v, struct ibv_mr *mr, char *page)
 {
 	struct lab_child child = { .pid = -1, .to_child = { -1, -1 }, .to_parent = { -1, -1 } };
-	struct verbs_obs *o = &rec->verbs;
+	struct verbs_obs *o = ROW_OBS(rec, struct verbs_obs);
 	struct ibv_mr *smr = NULL;
 	struct child_view cv;
 	char *stage;
@@ -146,7 +146,7 @@ out:
 
 static int hca_row(struct record *rec)
 {
-	struct verbs_obs *o = &rec->verbs;
+	struct verbs_obs *o = ROW_OBS(rec, struct verbs_obs);
 	struct ibv_mr *mr = NULL;
 	struct lab_verbs v;
 	int ret = -1;
@@ -197,7 +197,7 @@ static const char *child_reads(volatile char *var, char want)
 
 static void outcome(struct record *rec, const char *detail, const void *page, const char *what)
 {
-	struct verbs_obs *o = &rec->verbs;
+	struct verbs_obs *o = ROW_OBS(rec, struct verbs_obs);
 
 	snprintf(o->detail, sizeof(o->detail), "%s", detail);
 	snprintf(o->outcome, sizeof(o->outcome), "%s", what);
@@ -308,7 +308,7 @@ static int mr_splits_vmas(struct record *rec, struct lab_verbs *v)
 {
 	struct ibv_mr *mrs[SPLIT_PAGES / 2] = { 0 };
 	int n = 0, err = 0, ret = 0, was = lab_read_int(MAP_COUNT);
-	struct verbs_obs *o = &rec->verbs;
+	struct verbs_obs *o = ROW_OBS(rec, struct verbs_obs);
 	char *map, *filler = MAP_FAILED;
 	char detail[16], limit[16];
 	size_t filler_len = 0;
@@ -473,6 +473,7 @@ int play_verbs(const struct row *r, const struct play_opts *opts, struct record 
 {
 	char cmd[160], line[4096];
 	struct record child;
+	struct verbs_obs *o;
 	bool got = false;
 	FILE *p;
 	int status;
@@ -495,9 +496,10 @@ int play_verbs(const struct row *r, const struct play_opts *opts, struct record 
 		if (line[0] == '{' && !record_parse_json(line, &child) && child.row == r)
 			got = true;
 	status = pclose(p);
-	rec->verbs = child.verbs;
-	rec->verbs.fork_switch = lab_read_int(LAB_SWITCH);
-	rdma_system(rec->verbs.copy_on_fork, sizeof(rec->verbs.copy_on_fork));
+	o = ROW_OBS(rec, struct verbs_obs);
+	*o = *ROW_OBS(&child, struct verbs_obs);
+	o->fork_switch = lab_read_int(LAB_SWITCH);
+	rdma_system(o->copy_on_fork, sizeof(o->copy_on_fork));
 	errno = 0;
 	if (!got || status)
 		return row_fail(rec, "the row's process %s without its record",

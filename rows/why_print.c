@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pindma_obs.h"
 #include "why.h"
 
 static char letter(uint64_t *seen, int *n, uint64_t pfn)
@@ -77,6 +78,7 @@ void why_print(FILE *f, const struct record *rec)
 	static const char *said_rule;
 	static char said_note[sizeof(rec->why_note)];
 	const struct era_rules *rules = expect_rules();
+	const char *vmas = ROW_OBS(rec, const struct pindma_obs)->vma_flags;
 	const struct page_state *s;
 	bool repin = rec->row->pindma.repin_ro;
 	const char *rule;
@@ -95,10 +97,10 @@ void why_print(FILE *f, const struct record *rec)
 		state_words(f, s, letter(seen, &n, s->pfn));
 		fprintf(f, "\n");
 	}
-	vma_words(f, rec->pindma.vma_flags);
+	vma_words(f, vmas);
 	s = &rec->page_state[STEP_AFTER_FORK][PARTY_PARENT];
 	p = PARTY_CHILD;
-	if (s->valid && strstr(rec->pindma.vma_flags, "sh")) {
+	if (s->valid && strstr(vmas, "sh")) {
 		fprintf(f, "      page %c is a shared mapping's: the parent's write goes to it, "
 			"whoever else maps or holds it\n", letter(seen, &n, s->pfn));
 	} else if (s->valid && rules) {

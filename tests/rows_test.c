@@ -29,7 +29,7 @@
 
 #include "kselftest.h"
 #include "lab.h"
-#include "row.h"
+#include "pindma_obs.h"
 
 #define TMP "/tmp/rows-test"
 #define RECORDS TMP "/records.jsonl"
@@ -389,6 +389,9 @@ static void check_why_changes_nothing(void)
 			continue;
 		for (unsigned int i = 0; i < n_recs; i++) {
 			const struct record *r = &recs[i];
+			const struct pindma_obs *ro = ROW_OBS(r, const struct pindma_obs);
+			const struct pindma_obs *po = ROW_OBS(&plain, const struct pindma_obs);
+			bool pattern;
 
 			if (r->row != plain.row || strcmp(r->engine, "cpu") || !r->why)
 				continue;
@@ -399,16 +402,15 @@ static void check_why_changes_nothing(void)
 			}
 			matched[i] = true;
 			compared++;
-			if (strcmp(r->observed, plain.observed) ||
-			    pfn_pattern(&r->pindma) != pfn_pattern(&plain.pindma)) {
+			pattern = pfn_pattern(ro) != pfn_pattern(po);
+			if (strcmp(r->observed, plain.observed) || pattern) {
 				char with[160], without[160];
 
-				pfns(&r->pindma, with, sizeof(with));
-				pfns(&plain.pindma, without, sizeof(without));
+				pfns(ro, with, sizeof(with));
+				pfns(po, without, sizeof(without));
 				ksft_print_msg("%s: with the kernel's view %s, without %s%s\n",
 					       r->row->name, r->observed, plain.observed,
-					       pfn_pattern(&r->pindma) != pfn_pattern(&plain.pindma) ?
-					       ", and the PFNs' pattern differs" : "");
+					       pattern ? ", and the PFNs' pattern differs" : "");
 				ksft_print_msg("%s: PFNs with %s, without %s\n", r->row->name, with,
 					       without);
 				differ++;

@@ -84,14 +84,13 @@ ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test
 $(ROWS_PROGRAMS): $(LIBROWS)
 $(ROWS_PROGRAMS): private LDLIBS += -ljson-c
 $(GUEST)/lab/demo/dontfork_demo: $(call PLAY,pindma)
-$(GUEST)/lab/demo/consumers_demo: $(call PLAY,consumers) $(call PLAY,holder)
+$(GUEST)/lab/demo/consumers_demo: $(call PLAY,consumers)
 $(GUEST)/lab/demo/consumers_demo: private LDLIBS += -luring
 $(GUEST)/lab/demo/odirect_demo: $(call PLAY,odirect)
 $(GUEST)/lab/demo/odirect_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/fadvise_demo: $(call PLAY,fadvise)
 $(GUEST)/lab/demo/fadvise_demo: private LDLIBS += -pthread
 $(GUEST)/lab/demo/verbs_demo: $(call PLAY,verbs)
-$(GUEST)/lab/demo/vfio_demo: $(call PLAY,vfio) $(call PLAY,holder)
 $(GUEST)/lab/tests/%: private CPPFLAGS += -I$(KSRC)/tools/testing/selftests -Itests/lib
 # repro_test takes its stages and expectations from the row table (no records: no json-c).
 $(GUEST)/lab/tests/repro_test: $(LIBROWS)

@@ -60,10 +60,7 @@ static int limit_spans_files(void *arg)
 
 TEST(unprivileged_limit_counts_all_files_of_the_process)
 {
-	char *buf = lab_map_anon(32 * LAB_PAGE);
-
-	ASSERT_NE(MAP_FAILED, buf);
-	EXPECT_STEPS_PASS(limit_spans_files, buf);
+	EXPECT_STEPS_PASS_ON_ANON(limit_spans_files, 32);
 }
 
 struct unprivileged {

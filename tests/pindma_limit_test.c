@@ -56,10 +56,7 @@ static int pin_as_nobody(void *arg)
 /* An unprivileged user is held to RLIMIT_MEMLOCK, as ib_umem holds it. */
 TEST(unprivileged_user_is_held_to_rlimit_memlock)
 {
-	char *buf = lab_map_anon(32 * LAB_PAGE);
-
-	ASSERT_NE(MAP_FAILED, buf);
-	EXPECT_STEPS_PASS(pin_as_nobody, buf);
+	EXPECT_STEPS_PASS_ON_ANON(pin_as_nobody, 32);
 }
 
 static int pin_over_the_limit(void *arg)

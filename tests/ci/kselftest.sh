@@ -15,12 +15,9 @@
 #   tests/ci/kselftest.sh        (on the build of make test: BUILD, KERNEL, FLAVOUR as for it)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-py=${LAB_PYTHON:-/usr/bin/python3}
-build=${BUILD:-$top/build}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
-ksrc=$(build_ksrc "$build")
-work=$(fresh_dir "$build/kselftest-bare")
+kselftest_setup kselftest-bare
 
 echo "TAP version 13"
 echo "1..9"

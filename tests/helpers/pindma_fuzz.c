@@ -778,12 +778,9 @@ static bool below_floor(enum tally asked, enum tally granted, long floor)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "seed", required_argument, NULL, 's' },
-		{ "ops", required_argument, NULL, 'n' },
-		{ "procs", required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "faults", no_argument, NULL, 'f' },
-		{ "floor", required_argument, NULL, 'F' },
+		{ "seed", required_argument, NULL, 's' }, { "ops", required_argument, NULL, 'n' },
+		{ "procs", required_argument, NULL, 'p' }, { "threads", required_argument, NULL, 't' },
+		{ "faults", no_argument, NULL, 'f' }, { "floor", required_argument, NULL, 'F' },
 		{ 0 },
 	};
 	long floor = 0;

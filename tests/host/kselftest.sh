@@ -8,12 +8,9 @@
 # Prints TAP.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-py=${LAB_PYTHON:-/usr/bin/python3}
-build=${BUILD:-$top/build}
 # shellcheck source=tests/lib/tap.sh
 . "$top/tests/lib/tap.sh"
-ksrc=$(build_ksrc "$build")
-work=$(fresh_dir "$build/kselftest-host")
+kselftest_setup kselftest-host
 
 echo "TAP version 13"
 echo "1..12"

@@ -7,6 +7,7 @@
 #define PINDMA_TESTS_H
 
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +65,14 @@ static inline int nobody_opens_pindma(unsigned long memlock_pages)
 	int status_ = lab_in_child(fn, arg); \
 	ASSERT_TRUE(WIFEXITED(status_)) TH_LOG("%s: wait status %#x", #fn, status_); \
 	EXPECT_EQ(0, WEXITSTATUS(status_)) TH_LOG("%s: step %d failed", #fn, WEXITSTATUS(status_)); \
+} while (0)
+
+/* EXPECT_STEPS_PASS(fn, buf) over NPAGES fresh pages of anonymous memory, unmapped after. */
+#define EXPECT_STEPS_PASS_ON_ANON(fn, npages) do { \
+	char *anon_ = lab_map_anon((npages) * LAB_PAGE); \
+	ASSERT_NE(MAP_FAILED, anon_); \
+	EXPECT_STEPS_PASS(fn, anon_); \
+	munmap(anon_, (npages) * LAB_PAGE); \
 } while (0)
 
 #endif

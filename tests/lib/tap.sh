@@ -33,3 +33,13 @@ fresh_dir() {
 	mkdir -p "$1"
 	echo "$1"
 }
+
+# kselftest_setup NAME: the kselftest checks' setting (top set by the caller): the lab's Python (py),
+# the build folder (build), the source of the kernel its guests boot (ksrc), and build/NAME emptied
+# for their files (work).
+kselftest_setup() {
+	py=${LAB_PYTHON:-/usr/bin/python3}
+	build=${BUILD:-$top/build}
+	ksrc=$(build_ksrc "$build")
+	work=$(fresh_dir "$build/$1")
+}

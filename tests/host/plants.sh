@@ -68,10 +68,10 @@ fi
 # The driver plants: pindma built from drivers/pindma with one file edited by the sed script
 # tests/plants/driver/NAME.sed, in a copy under $plants (again only when its sources, the script or
 # the tree's build changed), loaded in a boot of its own in place of the lab's module (sec_driver).
-# NAME|file|a marker the planted file must hold|what
+# NAME|file|a marker the planted file must hold|what[|the plant whose script is applied first]
 drivers=(
 	"edu_cpu|edu.c|plant: the CPU copies|pindma_edu_copy() copying with the CPU and counting two edu transfers"
-	"edu_cpu_read|edu.c|plant: the CPU reads|a device read served by the CPU, edu's interrupt raised by hand twice"
+	"edu_cpu_read|edu.c|plant: the CPU reads|a device read served by the CPU, edu's interrupt raised by hand twice|edu_cpu"
 	"longterm|pin.c|plant: no FOLL_LONGTERM|PIN_LONGTERM pinning without FOLL_LONGTERM"
 	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
 	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
@@ -92,23 +92,27 @@ if grep -qx CONFIG_SLUB_DEBUG=y "$tree/.config" && ! grep -qx CONFIG_KASAN=y "$t
 else
 	echo "# the slab leak plants need /proc/slabinfo (CONFIG_SLUB_DEBUG) and no KASAN quarantine"
 fi
-declare -A mfile mmarker mwhat
+declare -A mfile mmarker mwhat mbase
 for d in "${drivers[@]}"; do
-	IFS='|' read -r name f marker what <<<"$d"
-	mfile[$name]=$f mmarker[$name]=$marker mwhat[$name]=$what
+	IFS='|' read -r name f marker what base <<<"$d"
+	mfile[$name]=$f mmarker[$name]=$marker mwhat[$name]=$what mbase[$name]=$base
 done
 # plant_module NAME: $plants/pindma-NAME.ko, built against the lab's tree (module builds write only
 # their own folder). Sets $module.
 plant_module() {
-	local name=$1 dir=$plants/mod-$1 stamp
+	local name=$1 dir=$plants/mod-$1 stamp script scripts=()
 	module=$plants/pindma-$name.ko
+	[[ -z ${mbase[$name]} ]] || scripts+=("$top/tests/plants/driver/${mbase[$name]}.sed")
+	scripts+=("$top/tests/plants/driver/$name.sed")
 	stamp=$({ cat "$0" "$top"/drivers/pindma/*.[ch] "$top"/drivers/pindma/uapi/*.h "$top/drivers/pindma/Kbuild"
-		cat "$top/tests/plants/driver/$name.sed" "$tree/.lab-built"; } | sha1sum)
+		cat "${scripts[@]}" "$tree/.lab-built"; } | sha1sum)
 	[[ -f $module && $(cat "$dir/.stamp" 2>/dev/null) == "$stamp" ]] && return 0
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	(cd "$top/drivers/pindma" && find . -name '*.[ch]' -o -name Kbuild | cpio -pdmu --quiet "$dir")
-	sed -i -f "$top/tests/plants/driver/$name.sed" "$dir/${mfile[$name]}"
+	for script in "${scripts[@]}"; do
+		sed -i -f "$script" "$dir/${mfile[$name]}"
+	done
 	grep -qF -- "${mmarker[$name]}" "$dir/${mfile[$name]}" ||
 		{ echo "plants.sh: the driver plant $name found nothing to change in ${mfile[$name]}" >&2; exit 1; }
 	# Its name as the module's version (/sys/module/pindma/version): the boot shows which pindma
@@ -301,84 +305,16 @@ if [[ $debug == 1 && ${PLANTS:-} != all ]]; then
 	total=$((${#consoles[@]} + ${#kplants[@]} + 3))
 fi
 
-# Each kernel plant: the file, the sed script, a marker the planted file must hold and (optional) a
-# line it must no longer hold.
-declare -A kfile ksed kmarker kgone
-kfile[len0]=mm/fadvise.c
-ksed[len0]='/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn file_fdatawait_range(file, offset, offset + len - 1); \/* plant *\//}'
-kmarker[len0]='offset + len - 1); /* plant */'
-# ASYNC_WRITE that also waits for the write-out already in flight (SYNC_FILE_RANGE_WAIT_BEFORE), which
-# "pages already under writeback are not waited for" rules out.
-kfile[async_waits]=mm/fadvise.c
-ksed[async_waits]='/advice == LINUX_FADV_ASYNC_WRITE)$/{n;s/SYNC_FILE_RANGE_WRITE);$/SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE); \/* plant *\//}'
-kmarker[async_waits]='SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE); /* plant */'
-kfile[crash_write_wait]=mm/fadvise.c
-# Both commands return 0 at once: nothing is written before the cut, whatever the host's load (with
-# only WRITE_WAIT planted, ASYNC_WRITE's I/O finished before the cut on CI's busy host: green).
-ksed[crash_write_wait]='/advice == LINUX_FADV_ASYNC_WRITE)$/{n;s/.*/\t\treturn 0; \/* plant *\//};/advice == LINUX_FADV_WRITE_WAIT)$/{n;N;s/.*/\t\treturn 0; \/* plant *\//}'
-kmarker[crash_write_wait]='return 0; /* plant */'
-kfile[vfio_foll_get]=drivers/vfio/vfio_iommu_type1.c
-ksed[vfio_foll_get]='s/ret = pin_user_pages_remote(mm, vaddr, npages, flags | FOLL_LONGTERM,/ret = get_user_pages_remote(mm, vaddr, npages, flags, \/* plant *\//;s/unpin_user_pages_dirty_lock(&page, 1, prot \& IOMMU_WRITE);/put_page(page);/;s/unpin_user_page(pages\[i\]);/put_page(pages[i]);/'
-kmarker[vfio_foll_get]='get_user_pages_remote(mm, vaddr, npages, flags, /* plant */'
-kgone[vfio_foll_get]='unpin_user_page'
-kfile[switch_unbounded]=mm/gup.c
-ksed[switch_unbounded]='/\.procname	= "fork_share_pinned",/,/^}/{s/^\t\t\.extra2		= SYSCTL_ONE,$/\t\t\/* plant: no upper bound *\//}'
-kmarker[switch_unbounded]='/* plant: no upper bound */'
-kfile[switch_stays_on]=mm/gup.c
-ksed[switch_stays_on]='s/^\t\t\tstatic_branch_disable(&fork_share_pinned_on);$/\t\t\t; \/* plant: never off *\//'
-kmarker[switch_stays_on]='; /* plant: never off */'
-kfile[switch_shares_nothing]=mm/gup.c
-ksed[switch_shares_nothing]='s/^\treturn static_branch_unlikely(&fork_share_pinned_on);$/\treturn false; \/* plant: never on *\//'
-kmarker[switch_shares_nothing]='return false; /* plant: never on */'
-kfile[switch_warns_always]=mm/gup.c
-ksed[switch_warns_always]='s/if (!static_key_enabled(&fork_share_pinned_used)) {$/if (true) { \/* plant: every time *\//'
-kmarker[switch_warns_always]='if (true) { /* plant: every time */'
-kfile[vfio_short]=drivers/vfio/vfio_iommu_type1.c
-ksed[vfio_short]='s/ret = pin_user_pages_remote(mm, vaddr, npages, flags | FOLL_LONGTERM,/ret = pin_user_pages_remote(mm, vaddr, npages, flags, \/* plant *\//'
-kmarker[vfio_short]='pin_user_pages_remote(mm, vaddr, npages, flags, /* plant */'
-# A gate where sanity_check_pinned_pages() has read "the switch was ever on" and not yet looked at
-# the pages: it waits (20 s at most) for the switch to come on, then (2 s at most) for a fork() to
-# share the first page pinned, and says so. A gate, not a sleep: however slow the guest, the first
-# enable and the fork() that shares come inside the window, which fork_pin_race_test's first case
-# races.
-gup_gate=$(cat <<'EOF'
-/* plant: a fork() let in between "the switch was ever on" and the check */
-static void plant_gate(struct page **pages, unsigned long npages)
-{
-	unsigned long until = jiffies + 20 * HZ;
-
-	if (!npages || !PageAnon(pages[0]))
-		return;
-	while (!fork_shares_pinned_pages() && time_before(jiffies, until))
-		msleep(1);
-	until = jiffies + 2 * HZ;
-	while (PageAnonExclusive(pages[0]) && time_before(jiffies, until))
-		msleep(1);
-	if (!PageAnonExclusive(pages[0]))
-		pr_info("plant: a fork() shared the pinned page inside the window");
+# Each kernel plant is tests/plants/kernel/NAME.sed, a sed script whose header says which file of the
+# tree it edits ("# file: "), a marker the planted file must then hold ("# marker: "), optionally a
+# line it must no longer hold ("# gone: ") and a plant whose script is applied first ("# after: ").
+kplant_dir=$top/tests/plants/kernel
+# kplant_field NAME FIELD: that header line of NAME's script, or nothing.
+kplant_field() {
+	sed -n "s/^# $2: //p" "$kplant_dir/$1.sed"
 }
-EOF
-)
-gate_sed="/^static inline void sanity_check_pinned_pages(struct page \*\*pages,\$/i\\
-$(sed 's/\\/\\\\/g; s/$/\\/' <<<"$gup_gate")
-
-s/^#include <linux\/sysctl.h>/&\n#include <linux\/delay.h>/"
-# gup_fast_race: 0002's check as it first was, the switch read once before the loop, with the gate
-# after that read (the fix, the switch read per page after the flag, taken out): red.
-kfile[gup_fast_race]=mm/gup.c
-ksed[gup_fast_race]="$gate_sed
-s/^\tfor (; npages; npages--, pages++) {\$/\tif (pinned_pages_may_be_shared())\n\t\treturn;\n\tplant_gate(pages, npages); \/* plant *\/\n&/
-/VM_WARN_ON_ONCE_PAGE(!exclusive && !pinned_pages_may_be_shared(),\$/{N;s/.*/\t\tVM_WARN_ON_ONCE_PAGE(!exclusive, page);/}"
-kmarker[gup_fast_race]='plant_gate(pages, npages); /* plant */'
-kgone[gup_fast_race]='!exclusive && !pinned_pages_may_be_shared(),'
-# gup_fast_gate: the same gate at the same point of 0002 as it is: green, the gate saying it let a
-# fork() in.
-kfile[gup_fast_gate]=mm/gup.c
-ksed[gup_fast_gate]="$gate_sed
-s/^\tfor (; npages; npages--, pages++) {\$/\tplant_gate(pages, npages); \/* plant *\/\n&/"
-kmarker[gup_fast_gate]='plant_gate(pages, npages); /* plant */'
-# plant_kernel NAME: the lab's tree with ksed[NAME] applied to kfile[NAME], which must then hold
-# kmarker[NAME] (and no longer kgone[NAME]), built (only FILE's object and the link are redone) and kept
+# plant_kernel NAME: the lab's tree with NAME's script (after the one it names) applied to its file,
+# which must then hold its marker (and no longer what it names gone), built (only FILE's object and the link are redone) and kept
 # as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
 # builds nothing. Sets $image. Planted and built in $plants/tree, a private copy of the tree, never in
 # the tree itself, which other guests, of this run or of another clone sharing the cache, may be
@@ -408,16 +344,24 @@ sync_tree() {
 }
 # shellcheck disable=SC2016 # the mount namespace's shell expands its own arguments
 plant_kernel() {
-	local name=$1 file=$ptree/${kfile[$1]} script=${ksed[$1]} marker=${kmarker[$1]} gone=${kgone[$1]:-} ok=0
+	local name=$1 rel file marker gone after script scripts=() ok=0
+	rel=$(kplant_field "$name" file) marker=$(kplant_field "$name" marker)
+	gone=$(kplant_field "$name" gone) after=$(kplant_field "$name" after)
+	[[ -n $rel && -n $marker ]] || { echo "plants.sh: $kplant_dir/$name.sed names no file or marker" >&2; exit 1; }
+	file=$ptree/$rel
+	[[ -z $after ]] || scripts+=("$kplant_dir/$after.sed")
+	scripts+=("$kplant_dir/$name.sed")
 	[[ -n $built ]] || { echo "plants.sh: $tree/.lab-built is missing: build the lab's kernel first" >&2; exit 1; }
-	image=$plants/bzImage-$name-$({ echo "$built"; cat "$tree/${kfile[$1]}"; echo "$script"; } | sha1sum | cut -c1-12)
+	image=$plants/bzImage-$name-$({ echo "$built"; cat "$tree/$rel" "${scripts[@]}"; } | sha1sum | cut -c1-12)
 	[[ ! -f $image ]] || return 0
 	# In a section (run side by side with the others) nothing is built: built before.
 	[[ -z ${in_section:-} ]] || { echo "plants.sh: the planted kernel $name was not built before the sections" >&2; exit 1; }
 	sync_tree
 	rm -f "$plants/bzImage-$name"-*
 	cp -p "$file" "$plants/$name.orig"
-	sed -i "$script" "$file"
+	for script in "${scripts[@]}"; do
+		sed -i -f "$script" "$file"
+	done
 	if grep -qF -- "$marker" "$file" && { [[ -z $gone ]] || ! grep -qF -- "$gone" "$file"; } &&
 		unshare "${userns[@]}" -m --propagation private bash -c \
 			'mount --bind "$1" "$2" && exec make -C "$2" ARCH=x86_64 -j"$(nproc)" bzImage' \

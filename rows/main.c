@@ -156,7 +156,7 @@ static unsigned int load(const char *path, unsigned int mask, const char *engine
 		}
 		if (!wanted(recs[n].row, mask, only, n_only))
 			continue;
-		if (engine && !families[recs[n].row->family]->device && strcmp(recs[n].engine, engine))
+		if (engine && !families[recs[n].row->family]->device && strcmp(recs[n].device, engine))
 			continue;
 		n++;
 	}

@@ -149,15 +149,15 @@ static unsigned int pindma_checks(const struct record *rec, struct check *c)
 		CHECK(o->repin == o->par_after, "the read-only re-pin holds the parent's page");
 		CHECK(!o->parent_write_seen, "the parent wrote nothing the device could read");
 	}
-	if (strcmp(rec->engine, "auto"))
-		CHECK(!strcmp(rec->engine, o->engine == PINDMA_ENGINE_EDU ? "edu" : "cpu"),
+	if (strcmp(rec->device, "auto"))
+		CHECK(!strcmp(rec->device, o->engine == PINDMA_ENGINE_EDU ? "edu" : "cpu"),
 		      "the driver says the engine asked for served the DMA");
 	/*
 	 * That edu served, by what the driver does not write: the kernel counted one interrupt of
 	 * edu's per transfer (the control, the write and the read, each two), and edu's own
 	 * destination register holds the page pinned before the fork (pagemap's PFN).
 	 */
-	if (!strcmp(rec->engine, "edu")) {
+	if (!strcmp(rec->device, "edu")) {
 		CHECK(o->edu_irqs == 6, "the kernel counted 6 interrupts of edu's for its 6 transfers "
 		      "(%lld)", (long long)o->edu_irqs);
 		CHECK(o->edu_dst_pfn == o->par_before, "edu's destination register holds the pinned "

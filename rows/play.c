@@ -137,12 +137,11 @@ void row_play(const struct row *r, const struct play_opts *o, struct record *rec
 	snprintf(rec->kernel, sizeof(rec->kernel), "%s", kernel_release());
 	snprintf(rec->table, sizeof(rec->table), "%s", expect_table_name());
 	/*
-	 * The engine the record names: the family's device, or the engine asked (pindma), which
-	 * names the demo's run even for an mlock row that has no device.
+	 * The device the record names: the family's, or pindma's engine asked, which names the
+	 * demo's run even for an mlock row that has no device.
 	 */
-	opts.engine = fam->device ? fam->device : o->engine;
 	opts.why = o->why && fam->why;
-	snprintf(rec->engine, sizeof(rec->engine), "%s", opts.engine);
+	snprintf(rec->device, sizeof(rec->device), "%s", fam->device ? fam->device : o->engine);
 	snprintf(rec->expected, sizeof(rec->expected), "%s",
 		 expect_verdict(r->name) ? expect_verdict(r->name) : "");
 	rec->status = REC_COULD_NOT_RUN;

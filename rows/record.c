@@ -144,7 +144,7 @@ void record_print_json(FILE *f, const struct record *rec)
 	json_object_object_add(o, "program", json_object_new_string(rec->program));
 	json_object_object_add(o, "kernel", json_object_new_string(rec->kernel));
 	json_object_object_add(o, "table", json_object_new_string(rec->table));
-	json_object_object_add(o, "engine", json_object_new_string(rec->engine));
+	json_object_object_add(o, "device", json_object_new_string(rec->device));
 	json_object_object_add(o, "status", json_object_new_string(statuses[rec->status].token));
 	json_object_object_add(o, "observed", str_or_null(rec->observed));
 	json_object_object_add(o, "expected", str_or_null(rec->expected));
@@ -212,7 +212,7 @@ int record_parse_json(const char *line, struct record *rec)
 	    get_str(o, "program", rec->program, sizeof(rec->program), false) ||
 	    get_str(o, "kernel", rec->kernel, sizeof(rec->kernel), false) ||
 	    get_str(o, "table", rec->table, sizeof(rec->table), false) ||
-	    get_str(o, "engine", rec->engine, sizeof(rec->engine), false) ||
+	    get_str(o, "device", rec->device, sizeof(rec->device), false) ||
 	    get_str(o, "observed", rec->observed, sizeof(rec->observed), true) ||
 	    get_str(o, "expected", rec->expected, sizeof(rec->expected), true) ||
 	    get_str(o, "reason", rec->reason, sizeof(rec->reason), false)) {

@@ -6,10 +6,10 @@
  * kernel and the machine, and the stage it sets (DONTFORK, the fork switch, the page type...). A
  * family knows how to play a row of its kind and observe what happened (in its file, or in a
  * *_play.c linked only into the programs that play it, where it needs libibverbs or liburing), and
- * how to describe what it observed: the fields of its observations, the verdict derived from them alone, the
- * consistency checks a test holds them to, and its table (the family files). Playing a row gives a
- * record: name, family, kernel, observed and expected verdicts, the observations, or why it could not
- * run or was skipped. Records are printed as JSON lines (record.c); demos print their tables from
+ * how to describe what it observed: the fields of its observations, the verdict derived from them
+ * alone, the consistency checks a test holds them to, and its table (the family files). Playing a
+ * row gives a record: name, family, kernel, device, observed and expected verdicts, the
+ * observations, or why it could not run or was skipped. Records are printed as JSON lines (record.c); demos print their tables from
  * records, tests read records, never a table.
  */
 #ifndef ROWS_ROW_H
@@ -147,8 +147,8 @@ struct copy {
 #define MAX_COPIES 8
 
 /*
- * What a record observed: its family's own struct (struct <name>_obs, in the family's file, or in its
- * header where a play file shares it), kept here as bytes. The row layer reads them only through
+ * What a record observed: its family's own struct (struct <name>_obs, in the family's file, or in
+ * its header where a play file shares it), kept here as bytes. The row layer reads them only through
  * the family's field table (OBS_FIELD); the family's code through ROW_OBS(rec, struct <name>_obs).
  */
 #define OBS_SIZE 512
@@ -167,7 +167,11 @@ struct record {
 	char program[24];	/* the demo that played it */
 	char kernel[64];	/* uname -r */
 	char table[16];		/* the expectation table used */
-	char engine[12];	/* pindma rows: cpu or edu; the device otherwise */
+	/*
+	 * What held the page: the family's device (pipe, ring, disk, rxe, vfio-edu...), or for a
+	 * pindma row the engine that pindma was asked to serve its DMA with (cpu, edu)
+	 */
+	char device[12];
 	enum record_status status;
 	char observed[16];	/* the verdict derived from the observations; "": none */
 	char expected[16];	/* from the table of this kernel; "": no expectation */
@@ -217,7 +221,7 @@ struct field {
 	{ #member, type, offsetof(struct record, obs) + offsetof(struct tag, member), \
 	  sizeof(((struct tag *)0)->member) }
 
-/* How a row is played: the engine asked (pindma rows), whether the kernel's view is recorded. */
+/* How a row is played: pindma's engine asked (auto, cpu, edu); whether the kernel's view is kept. */
 struct play_opts {
 	const char *engine;
 	bool why;
@@ -236,7 +240,7 @@ typedef int row_play_fn(const struct row *r, const struct play_opts *o, struct r
  */
 struct row_family {
 	const char *name;
-	/* The engine its records name (the device holding the page); NULL: the engine asked. */
+	/* The device its records name (what holds the page); NULL: pindma's engine asked. */
 	const char *device;
 	/* Its observations, ending in { NULL }: records are written and read from this alone. */
 	const struct field *fields;

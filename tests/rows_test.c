@@ -177,7 +177,7 @@ static int worst_of(const struct demo_status *d)
 
 		if (strcmp(r->program, d->program))
 			continue;
-		if (d->engine[0] && strcmp(r->engine, d->engine))
+		if (d->engine[0] && strcmp(r->device, d->engine))
 			continue;
 		if (r->status == REC_COULD_NOT_RUN)
 			worst = 2;
@@ -293,7 +293,7 @@ static void check_record(const struct record *rec)
 	unsigned int n, failed = 0;
 	char id[64], why[WHY_LEN], name[96];
 
-	snprintf(id, sizeof(id), "%s@%s", rec->row->name, rec->engine);
+	snprintf(id, sizeof(id), "%s@%s", rec->row->name, rec->device);
 	if (rec->status == REC_SKIPPED) {
 		snprintf(name, sizeof(name), "%s verdict", id);
 		skip(name, "%s\n", rec->reason);
@@ -393,7 +393,7 @@ static void check_why_changes_nothing(void)
 			const struct pindma_obs *po = ROW_OBS(&plain, const struct pindma_obs);
 			bool pattern;
 
-			if (r->row != plain.row || strcmp(r->engine, "cpu") || !r->why)
+			if (r->row != plain.row || strcmp(r->device, "cpu") || !r->why)
 				continue;
 			/* Each row once: a row played twice must not stand in for one left out. */
 			if (matched[i]) {
@@ -421,7 +421,7 @@ static void check_why_changes_nothing(void)
 		status = pclose(p);
 	/* Every row the demo played with the view, and the replay ended as the demo did. */
 	for (unsigned int i = 0; i < n_recs; i++)
-		want += !strcmp(recs[i].engine, "cpu") && recs[i].why;
+		want += !strcmp(recs[i].device, "cpu") && recs[i].why;
 	for (unsigned int i = 0; i < n_demos; i++)
 		if (!strcmp(demos[i].program, "dontfork_demo") && !strcmp(demos[i].engine, "cpu"))
 			cpu_status = demos[i].status;

@@ -18,7 +18,10 @@ set -eu
 root=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cow=${COW:-$root/bin/cow}
 known=${COW_KNOWN:-$root/tests/cow-known.txt}
-switch=/proc/sys/vm/fork_share_pinned
+# LAB_SWITCH: the fork switch's file (liblab/lab.h, its home).
+# shellcheck source=/dev/null # made by the build (vm/guest.mk)
+. "$root/guest/lab.sh"
+switch=$LAB_SWITCH
 pinned_fork="fork() with an iouring fixed buffer"
 kver=$(uname -r | cut -d. -f1,2)
 kernel=$(sed -n 's/^LAB_KERNEL=//p' "${LAB_KERNEL_ENV:-$root/kernel.env}" 2>/dev/null)

@@ -42,6 +42,9 @@ HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/help
 DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c))
 # The scripts that run in the guest (guest/init is the initramfs's /init, vm/mkinitramfs.sh).
 GUEST_SCRIPTS := $(patsubst guest/%,$(GUEST)/lab/guest/%,$(filter-out guest/init,$(wildcard guest/*)))
+# The names the guest's shell scripts share with the C programs, made from liblab/lab.h, their one
+# home: sourced by the scripts (. /lab/guest/lab.sh).
+GUEST_LIB_SH := $(GUEST)/lab/guest/lab.sh
 BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
 # The one-file reproducer (repro/repro.c), which tests/repro_test.c plays.
 REPRO := $(GUEST)/lab/repro/repro
@@ -76,7 +79,7 @@ KS_LIST := $(GUEST)/kselftest/kselftest-list.txt $(GUEST)/lab/tests/settings \
 KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(KS_LIST) \
 	$(patsubst $(KSFT)/kselftest/%,$(GUEST)/kselftest/kselftest/%,$(wildcard $(KSFT)/kselftest/*))
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
@@ -114,7 +117,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver /usr/bin/timeout \
 # the planted crash test's beside them), and on the debug kernel the fork switch's two boots.
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
 	disk-plants-kernel.img disk-plants-crash.img disk-plants-driver.img disk-switch1.img disk-switch2.img)
-all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -232,6 +235,12 @@ $(GUEST)/lab/%.md: %.md
 
 $(GUEST)/lab/guest/%: guest/%
 	install -D -m 755 $< $@
+
+# LAB_SWITCH, the fork switch's file: a build that finds none in lab.h fails.
+$(GUEST_LIB_SH): liblab/lab.h
+	@mkdir -p $(@D)
+	sed -n 's/^#define \(LAB_SWITCH\) "\(.*\)"$$/\1=\2/p' $< >$@.tmp
+	grep -q '^LAB_SWITCH=/' $@.tmp && mv $@.tmp $@
 
 $(GUEST)/lab/%: %
 	install -D -m 755 $< $@

@@ -981,8 +981,10 @@ sec_detectors() {
 		# A program that turns the fork switch on (and off again) without being one of
 		# ktap.SWITCH_SETTERS: the program after it ran with DEBUG_VM's check of pinned pages
 		# off, which the judge must say (from the taint its frame carries).
+		# shellcheck disable=SC2016 # the guest's shell expands $LAB_SWITCH
 		printf '#!/bin/sh
-echo 1 >/proc/sys/vm/fork_share_pinned && echo 0 >/proc/sys/vm/fork_share_pinned || exit 1
+. /lab/guest/lab.sh
+echo 1 >"$LAB_SWITCH" && echo 0 >"$LAB_SWITCH" || exit 1
 %s
 ' \
 			"printf 'TAP version 13\n1..1\nok 1 the fork switch turned on and off (a plant)\n'" >"$plants/switchon_test"

@@ -5,11 +5,15 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -114,6 +118,94 @@ TEST(threads_race_unpin_dma_and_close)
 	EXPECT_EQ(before.pages_held, info(watch).pages_held);
 	close(watch);
 	munmap(buf, SIZE);
+}
+
+/*
+ * A DMA held in the middle of its work, the handle it holds unpinned or its file closed meanwhile:
+ * the pages must stay pinned until the DMA returns, then be let go. The gate is the caller's
+ * buffer, a page of a userfaultfd range not yet filled: the device's write (DMA_WRITE) copies it
+ * in first, and waits in that fault for as long as the test likes, however slow the machine. The
+ * judge is the kernel's FOLL_PIN counters, not the driver's.
+ */
+struct held_dma {
+	int fd;
+	uint32_t h;
+	char *src;		/* the gate: the userfaultfd page the DMA copies from */
+	int result;
+};
+
+static void *held_dma_main(void *arg)
+{
+	struct held_dma *d = arg;
+	uint32_t engine = PINDMA_ENGINE_CPU;
+
+	d->result = pindma_dma(d->fd, PINDMA_IOC_DMA_WRITE, d->h, 0, d->src, 64, &engine);
+	return NULL;
+}
+
+static void dma_held_while(struct __test_metadata *_metadata, bool closing)
+{
+	char *buf = lab_map_anon(SIZE), *src = mmap(NULL, LAB_PAGE, PROT_READ | PROT_WRITE,
+						     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)src, .len = LAB_PAGE },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	struct uffdio_zeropage zero = { .range = reg.range };
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	long pins = lab_foll_pins();
+	struct uffd_msg msg;
+	struct held_dma d;
+	pthread_t t;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_NE(MAP_FAILED, src);
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	memset(buf, 1, SIZE);
+	d = (struct held_dma){ .fd = pindma_open(), .src = src };
+	ASSERT_LE(0, d.fd);
+	ASSERT_EQ(0, pindma_pin(d.fd, buf, SIZE, PINDMA_MODE_PIN_LONGTERM, PINDMA_PIN_WRITE,
+				&d.h));
+	ASSERT_EQ(pins + NPAGES, lab_foll_pins());
+	ASSERT_EQ(0, pthread_create(&t, NULL, held_dma_main, &d));
+	/* The DMA is inside its copy from src once the fault arrives (a minute bounds a hang). */
+	ASSERT_EQ(1, poll(&pfd, 1, 60000)) TH_LOG("the DMA never reached its buffer");
+	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	if (closing) {
+		EXPECT_EQ(0, close(d.fd));
+	} else {
+		EXPECT_EQ(0, pindma_unpin(d.fd, d.h));
+		EXPECT_EQ(-ENOENT, pindma_unpin(d.fd, d.h)) TH_LOG("a second UNPIN of the handle");
+	}
+	EXPECT_EQ(pins + NPAGES, lab_foll_pins())
+		TH_LOG("%s let the pages go while a DMA into them was held",
+		       closing ? "closing the file" : "UNPIN");
+	/* The gate opens: the page filled, the DMA goes on and returns. */
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, d.result) TH_LOG("the held DMA: %s", strerror(-d.result));
+	EXPECT_EQ(0, buf[0]) TH_LOG("the DMA did not write the zeroes it copied");
+	if (!closing)
+		close(d.fd);
+	EXPECT_EQ(pins, lab_foll_pins()) TH_LOG("pins left once the DMA returned");
+	close(uffd);
+	munmap(src, LAB_PAGE);
+	munmap(buf, SIZE);
+}
+
+TEST(unpin_under_a_held_dma_keeps_the_pages_until_it_returns)
+{
+	dma_held_while(_metadata, false);
+}
+
+TEST(close_under_a_held_dma_keeps_the_pages_until_it_returns)
+{
+	dma_held_while(_metadata, true);
 }
 
 /*

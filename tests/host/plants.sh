@@ -77,6 +77,7 @@ drivers=(
 	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
 	"refuse3|main.c|plant: one pin in three refused|one pin in three that it would grant refused (ENOMEM)"
 	"userns|pin.c|plant: namespaces let in|a pin from a user namespace granted, charged to the namespace's uid"
+	"dma_unref|main.c|plant: the DMA holds no reference|the DMA ioctl holding no reference to its handle (an UNPIN meanwhile unpins the pages under it)"
 )
 # The kernel memory leaks are seen object by object in /proc/slabinfo, which SLUB keeps only with
 # SLUB_DEBUG (6.12's tinyconfig base selects SLUB_TINY, which leaves it out; pindma_leak_test's
@@ -1075,6 +1076,9 @@ sec_driver() {
 	d_mask edu_cpu_read "right bytes read, but edu's last transfer moved" "edu's DMA registers"
 	d_boot userns -- pindma_limit_test:a_pin_from_a_user_namespace_is_eperm
 	d_verdict userns pindma_limit_test "step 13 failed" "pindma_limit_test (a pin from a user namespace)"
+	d_boot dma_unref -- pindma_race_test:unpin_under_a_held_dma_keeps_the_pages_until_it_returns
+	d_verdict dma_unref pindma_race_test "UNPIN let the pages go while a DMA into them was held" \
+		"pindma_race_test (the kernel's FOLL_PIN counters under a DMA held at a userfaultfd gate)"
 	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test
 	d_verdict longterm longterm_test "the pinned page stayed at" "longterm_test (the page's zone by pagemap and zoneinfo)"
 	if [[ $slabinfo == 1 ]]; then

@@ -38,14 +38,15 @@ export FLAVOUR KERNEL KERNEL_SRC BUILD LAB_KERNELS LAB_CACHE
 LAB_PYTHON ?= /usr/bin/python3
 export LAB_PYTHON
 
-# The suite's own plants, apart from make test: they boot the planted kernels and drivers, about
-# twice the CPU of the suite itself, and prove the tests rather than the kernel.
+# The suite's own plants, apart from make test: they boot the planted kernels and drivers, more CPU
+# than the suite itself, and prove the tests rather than the kernel. Their results (KTAP, JUnit,
+# KCIDB) go to build/results/plants/, beside make test's.
 .PHONY: test plants demo gdb shell fuzz bench docs bisect lava kselftest-install guest kernel deps clean distclean
 test: guest
 	T="$(T)" $(LAB_PYTHON) tests/run-all
 
 plants: guest
-	T=plants $(LAB_PYTHON) tests/run-all
+	T=plants LAB_RESULTS=$(BUILD)/results/plants $(LAB_PYTHON) tests/run-all
 
 # The demo's lines on the screen; the kernel's console in build/logs/demo.log (a splat shown, named).
 # The VFIO rows in a second guest, the one with an IOMMU (vm/boot --iommu); the worst status of both.

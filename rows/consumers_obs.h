@@ -15,7 +15,6 @@ struct vmsplice_obs {
 	bool pipe_has_prefork;	/* ... or the pre-fork bytes */
 	bool child_has_range;
 };
-OBS_FITS(struct vmsplice_obs);
 
 struct iouring_obs {
 	uint64_t par_before, par_after, child_fork;
@@ -24,6 +23,5 @@ struct iouring_obs {
 	bool ring_has_prefork;	/* ... or the pre-fork bytes */
 	bool child_has_range;
 };
-OBS_FITS(struct iouring_obs);
 
 #endif

@@ -189,32 +189,44 @@ static const struct expectation v6_12[] = {
  * wp_page_copy() into do_wp_page() (6.12's build inlines both copy functions; why.c says so in the
  * row), where do_wp_page() allocates only for the copy.
  */
-/* What the eras' rules differ in: words of theirs, in sentences that are the same (expect_rules()). */
-struct era_words {
-	const char *unit;		/* what the rules act on: a page, or a folio */
-	const char *cow_for_dma;	/* what fork asks of a maybe-pinned one */
-	const char *reuse;		/* where a write fault decides to reuse it */
-	const char *hugetlb_alloc_fn;	/* what takes a hugetlb page from the pool */
-};
+/*
+ * The rules of an era, one set of sentences, in the era's words: what the rules act on (a page or a
+ * folio), what fork asks of a maybe-pinned one, where a write fault decides to reuse it, and what
+ * takes a hugetlb page from the pool.
+ */
+#define ERA_RULES(unit, cow_for_dma, reuse, hugetlb_alloc) { \
+	.fork_copies_pinned = "fork copies a maybe-pinned anon " unit " for the child: " \
+			      cow_for_dma "(), asked on the PTE, THP and hugetlb paths", \
+	.write_fault_reuse = "a write fault reuses an anon " unit " only if it is exclusive or " \
+			     "its refcount is 1 (" reuse "); otherwise wp_page_copy copies", \
+	.hugetlb_reuse = "a hugetlb write fault reuses the " unit " if it is mapped once " \
+			 "(hugetlb_wp)", \
+	.unshare = "a read-only pin of an anon " unit " that is not exclusive takes the unshare " \
+		   "fault (gup_must_unshare), which reuses it as a write fault would or copies it " \
+		   "(wp_page_copy), writing nothing", \
+	.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range " \
+			 "copy_pte_range copy_page_range", \
+	.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page do_wp_page", \
+	.hugetlb_alloc_fn = hugetlb_alloc, \
+}
 
-static const struct era_words words_6_1 = {
-	"page", "page_needs_cow_for_dma", "do_wp_page", "alloc_huge_page",
-};
+static const struct era_rules rules_6_1 =
+	ERA_RULES("page", "page_needs_cow_for_dma", "do_wp_page", "alloc_huge_page");
 
 /* 6.12's alloc_hugetlb_folio() is what 6.1 calls alloc_huge_page(), now on folios. */
-static const struct era_words words_6_12 = {
-	"folio", "folio_needs_cow_for_dma", "wp_can_reuse_anon_folio", "alloc_hugetlb_folio",
-};
+static const struct era_rules rules_6_12 =
+	ERA_RULES("folio", "folio_needs_cow_for_dma", "wp_can_reuse_anon_folio",
+		  "alloc_hugetlb_folio");
 
 static const struct {
 	const char *name;	/* as kernel-patches/<name>/ */
 	unsigned int major, minor;
 	const struct expectation *table;
-	const struct era_words *words;
+	const struct era_rules *rules;
 } versions[] = {
 	/* Oldest first. */
-	{ "6.1", 6, 1, v6_1, &words_6_1 },
-	{ "6.12", 6, 12, v6_12, &words_6_12 },
+	{ "6.1", 6, 1, v6_1, &rules_6_1 },
+	{ "6.12", 6, 12, v6_12, &rules_6_12 },
 };
 
 #define N_VERSIONS (sizeof(versions) / sizeof(versions[0]))
@@ -273,35 +285,9 @@ const char *expect_verdict(const char *row)
 
 const struct era_rules *expect_rules(void)
 {
-	static char fork[160], reuse[160], hugetlb[96], unshare[224];
-	static struct era_rules r = {
-		.fork_copies_pinned = fork,
-		.write_fault_reuse = reuse,
-		.hugetlb_reuse = hugetlb,
-		.unshare = unshare,
-		.fork_copy_fns = "copy_present_page copy_huge_pmd copy_hugetlb_page_range "
-				 "copy_pte_range copy_page_range",
-		.fault_copy_fns = "wp_page_copy hugetlb_wp do_huge_pmd_wp_page do_wp_page",
-	};
-	const struct era_words *w;
 	int i = table_index();
 
-	if (i < 0)
-		return NULL;
-	if (r.hugetlb_alloc_fn)
-		return &r;
-	w = versions[i].words;
-	snprintf(fork, sizeof(fork), "fork copies a maybe-pinned anon %s for the child: %s(), asked "
-		 "on the PTE, THP and hugetlb paths", w->unit, w->cow_for_dma);
-	snprintf(reuse, sizeof(reuse), "a write fault reuses an anon %s only if it is exclusive or "
-		 "its refcount is 1 (%s); otherwise wp_page_copy copies", w->unit, w->reuse);
-	snprintf(hugetlb, sizeof(hugetlb), "a hugetlb write fault reuses the %s if it is mapped "
-		 "once (hugetlb_wp)", w->unit);
-	snprintf(unshare, sizeof(unshare), "a read-only pin of an anon %s that is not exclusive "
-		 "takes the unshare fault (gup_must_unshare), which reuses it as a write fault would "
-		 "or copies it (wp_page_copy), writing nothing", w->unit);
-	r.hugetlb_alloc_fn = w->hugetlb_alloc_fn;
-	return &r;
+	return i < 0 ? NULL : versions[i].rules;
 }
 
 void expect_tables(char *out, size_t n)

@@ -17,6 +17,5 @@ struct fadvise_obs {
 	int64_t sectors_held;	/* the disk's sectors written while the gate held it (none pass) */
 	int64_t sectors_after;	/* ... from the hold until a call that waited returned */
 };
-OBS_FITS(struct fadvise_obs);
 
 #endif

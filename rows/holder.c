@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What every holder family (holder.h) shares: its verdict, checks and table, and its play. A holder
- * row's page is one of anonymous memory held by the kernel or a device. A control first shows the holder reading the page itself: the parent writes after the holder has
- * it, and the holder carries that write. Then the same with a fork in between (the child alive,
- * told what to do over the lab's parent/child pipes): does the holder carry the parent's write, or
- * the pre-fork bytes?
+ * row's page is one of anonymous memory held by the kernel or a device. A control first shows the
+ * holder reading the page itself: the parent writes after the holder has it, and the holder carries
+ * that write. Then the same with a fork in between (the child alive, told what to do over the lab's
+ * parent/child pipes): does the holder carry the parent's write, or the pre-fork bytes?
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -23,6 +23,5 @@ struct odirect_obs {
 	int64_t missing_elsewhere; /* multi: bytes missing but in the tail of a read a fork followed */
 	int64_t tails_lost;	/* multi: reads a fork followed whose whole tail the parent lacks */
 };
-OBS_FITS(struct odirect_obs);
 
 #endif

@@ -32,6 +32,5 @@ struct pindma_obs {
 				 * smaps' AnonHugePages) */
 	bool hugetlb;		/* ... of a hugetlb page */
 };
-OBS_FITS(struct pindma_obs);
 
 #endif

@@ -9,8 +9,8 @@
  * how to describe what it observed: the fields of its observations, the verdict derived from them
  * alone, the consistency checks a test holds them to, and its table (the family files). Playing a
  * row gives a record: name, family, kernel, device, observed and expected verdicts, the
- * observations, or why it could not run or was skipped. Records are printed as JSON lines (record.c); demos print their tables from
- * records, tests read records, never a table.
+ * observations, or why it could not run or was skipped. Records are printed as JSON lines
+ * (record.c); demos print their tables from records, tests read records, never a table.
  */
 #ifndef ROWS_ROW_H
 #define ROWS_ROW_H
@@ -148,13 +148,19 @@ struct copy {
 
 /*
  * What a record observed: its family's own struct (struct <name>_obs, in the family's file, or in
- * its header where a play file shares it), kept here as bytes. The row layer reads them only through
- * the family's field table (OBS_FIELD); the family's code through ROW_OBS(rec, struct <name>_obs).
+ * its header where a play file shares it), kept here as bytes. The row layer reads them only
+ * through the family's field table (OBS_FIELD); the family's code through ROW_OBS(rec, struct
+ * <name>_obs).
  */
-#define OBS_SIZE 512
-#define ROW_OBS(rec, type) ((type *)(void *)(rec)->obs)
-/* In the family's file or header, after its struct: that it fits. */
-#define OBS_FITS(type) _Static_assert(sizeof(type) <= OBS_SIZE, #type " fits OBS_SIZE")
+#define OBS_SIZE 256
+/* 0, once the compiler has checked that a family's struct fits (every use below asks). */
+#define OBS_FITS(type) (0 * sizeof(struct { \
+	_Static_assert(sizeof(type) <= OBS_SIZE, #type " fits OBS_SIZE"); \
+	_Static_assert(_Alignof(type) <= _Alignof(max_align_t), #type " is aligned"); int fits; }))
+/* The family's view of rec's observations, as const as rec. */
+#define ROW_OBS(rec, type) _Generic((rec), \
+	const struct record *: (const type *)(const void *)((rec)->obs + OBS_FITS(type)), \
+	struct record *: (type *)(void *)((rec)->obs + OBS_FITS(type)))
 
 enum record_status { REC_OK, REC_MISMATCH, REC_COULD_NOT_RUN, REC_SKIPPED };
 
@@ -168,7 +174,7 @@ struct record {
 	char kernel[64];	/* uname -r */
 	char table[16];		/* the expectation table used */
 	/*
-	 * What held the page: the family's device (pipe, ring, disk, rxe, vfio-edu...), or for a
+	 * What held the page: the family's device (pipe, io_uring, disk, rxe, vfio-edu...), or for a
 	 * pindma row the engine that pindma was asked to serve its DMA with (cpu, edu)
 	 */
 	char device[12];
@@ -178,7 +184,7 @@ struct record {
 	char reason[REASON_LEN];	/* could not run / skipped: why; mismatch: what differs */
 	union {
 		unsigned char obs[OBS_SIZE];	/* the family's struct <name>_obs */
-		uint64_t obs_align;		/* aligned for any of them */
+		max_align_t obs_align;		/* aligned for any of them */
 	};
 	bool why;		/* page_state and copies were recorded */
 	struct page_state page_state[NSTEPS][NPARTIES];
@@ -216,12 +222,19 @@ struct field {
 	size_t off;
 	size_t size;
 };
+/* The field type of an expression, by its C type; -1 for none of them. */
+#define FIELD_TYPE_OF(x) _Generic((x), uint64_t: F_U64, int64_t: F_I64, uint32_t: F_U32, \
+	bool: F_BOOL, char *: F_STR, default: -1)
+/* 0, once the compiler has checked that MEMBER of struct TAG is of field type TYPE. */
+#define OBS_TYPED(tag, type, member) (0 * sizeof(struct { \
+	_Static_assert(FIELD_TYPE_OF(((struct tag *)0)->member) == (type), \
+		       #tag "." #member " is " #type); int typed; }))
 /* MEMBER of a family's observations, struct TAG (its records' field MEMBER). */
 #define OBS_FIELD(tag, type, member) \
-	{ #member, type, offsetof(struct record, obs) + offsetof(struct tag, member), \
-	  sizeof(((struct tag *)0)->member) }
+	{ #member, type, offsetof(struct record, obs) + offsetof(struct tag, member) + \
+	  OBS_FITS(struct tag) + OBS_TYPED(tag, type, member), sizeof(((struct tag *)0)->member) }
 
-/* How a row is played: pindma's engine asked (auto, cpu, edu); whether the kernel's view is kept. */
+/* How a row is played: pindma's engine asked (auto, cpu, edu), and whether the "why" is kept. */
 struct play_opts {
 	const char *engine;
 	bool why;

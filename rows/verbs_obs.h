@@ -28,6 +28,5 @@ struct verbs_obs {
 	int64_t vmas;		/* ... and when the registrations stopped */
 	int64_t mrs;		/* ... and how many MRs were registered then */
 };
-OBS_FITS(struct verbs_obs);
 
 #endif

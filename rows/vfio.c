@@ -10,12 +10,13 @@
  * one of it until the map moves it out. A family in one file: its observations, its play, then its
  * verdict, checks and table.
  *
- * The play: the guest (vm/boot --iommu) has QEMU's intel-iommu, which puts edu in an IOMMU group of its own; the play binds it to vfio-pci,
- * sets up a type1 container, maps the row's page (the holder's) and a page it reads back at IOVAs of
- * its own (VFIO_IOMMU_MAP_DMA: type1 pins both), and drives edu's DMA through its BAR: the page's
- * first bytes into edu's buffer, then from there into the read-back page. What arrives there is what
- * the device read. edu's registers: 0x80 source, 0x88 destination, 0x90 count, 0x98 command (bit 0
- * start, cleared when done; bit 1 towards RAM), its buffer at 0x40000.
+ * The play: the guest (vm/boot --iommu) has QEMU's intel-iommu, which puts edu in an IOMMU group of
+ * its own; the play binds it to vfio-pci, sets up a type1 container, maps the row's page (the
+ * holder's) and a page it reads back at IOVAs of its own (VFIO_IOMMU_MAP_DMA: type1 pins both), and
+ * drives edu's DMA through its BAR: the page's first bytes into edu's buffer, then from there into
+ * the read-back page. What arrives there is what the device read. edu's registers: 0x80 source,
+ * 0x88 destination, 0x90 count, 0x98 command (bit 0 start, cleared when done; bit 1 towards RAM),
+ * its buffer at 0x40000.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -44,7 +45,6 @@ struct vfio_obs {
 	bool movable_before;	/* the page was in ZONE_MOVABLE before the map (pagemap, zoneinfo) */
 	bool movable_after;	/* ... and after it: a long-term pin moves it out first */
 };
-OBS_FITS(struct vfio_obs);
 
 #define EDU_DMA_SRC	0x80
 #define EDU_DMA_DST	0x88

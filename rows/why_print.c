@@ -78,7 +78,7 @@ void why_print(FILE *f, const struct record *rec)
 	static const char *said_rule;
 	static char said_note[sizeof(rec->why_note)];
 	const struct era_rules *rules = expect_rules();
-	const char *vmas = ROW_OBS(rec, const struct pindma_obs)->vma_flags;
+	const char *vmas = ROW_OBS(rec, struct pindma_obs)->vma_flags;
 	const struct page_state *s;
 	bool repin = rec->row->pindma.repin_ro;
 	const char *rule;

@@ -389,8 +389,8 @@ static void check_why_changes_nothing(void)
 			continue;
 		for (unsigned int i = 0; i < n_recs; i++) {
 			const struct record *r = &recs[i];
-			const struct pindma_obs *ro = ROW_OBS(r, const struct pindma_obs);
-			const struct pindma_obs *po = ROW_OBS(&plain, const struct pindma_obs);
+			const struct pindma_obs *ro = ROW_OBS(r, struct pindma_obs);
+			const struct pindma_obs *po = ROW_OBS(&plain, struct pindma_obs);
 			bool pattern;
 
 			if (r->row != plain.row || strcmp(r->device, "cpu") || !r->why)

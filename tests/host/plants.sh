@@ -68,16 +68,18 @@ fi
 # The driver plants: pindma built from drivers/pindma with one file edited by the sed script
 # tests/plants/driver/NAME.sed, in a copy under $plants (again only when its sources, the script or
 # the tree's build changed), loaded in a boot of its own in place of the lab's module (sec_driver).
-# NAME|file|a marker the planted file must hold|what[|the plant whose script is applied first]
+# NAME|file|a marker the planted file must hold|what[|the plant whose script is applied first[|a line
+# the planted file must no longer hold]]
 drivers=(
 	"edu_cpu|edu.c|plant: the CPU copies|pindma_edu_copy() copying with the CPU and counting two edu transfers"
-	"edu_cpu_read|edu.c|plant: the CPU reads|a device read served by the CPU, edu's interrupt raised by hand twice|edu_cpu"
+	"edu_cpu_read|edu.c|#define PLANT_IRQS_RAISED 2|a device read served by the CPU, edu's interrupt raised by hand twice|edu_cpu|#define PLANT_CPU_SERVES 1"
 	"longterm|pin.c|plant: no FOLL_LONGTERM|PIN_LONGTERM pinning without FOLL_LONGTERM"
 	"refuse8|main.c|plant: every pin refused|every pin refused (ENOMEM) once the file holds 8 handles"
 	"edu_lock_kept|edu.c|plant: edu lock kept|pindma keeping its edu lock on an error path (a killable wait, which the hung-task detector skips)"
 	"refuse3|main.c|plant: one pin in three refused|one pin in three that it would grant refused (ENOMEM)"
 	"userns|pin.c|plant: namespaces let in|a pin from a user namespace granted, charged to the namespace's uid"
 	"dma_unref|main.c|plant: the DMA holds no reference|the DMA ioctl holding no reference to its handle (an UNPIN meanwhile unpins the pages under it)"
+	"close_teardown|main.c|.flush = pindma_plant_flush,|the DMA ioctl holding no reference, the handles torn down at close() (.flush)|dma_unref"
 )
 # The kernel memory leaks are seen object by object in /proc/slabinfo, which SLUB keeps only with
 # SLUB_DEBUG (6.12's tinyconfig base selects SLUB_TINY, which leaves it out; pindma_leak_test's
@@ -93,10 +95,15 @@ if grep -qx CONFIG_SLUB_DEBUG=y "$tree/.config" && ! grep -qx CONFIG_KASAN=y "$t
 else
 	echo "# the slab leak plants need /proc/slabinfo (CONFIG_SLUB_DEBUG) and no KASAN quarantine"
 fi
-declare -A mfile mmarker mwhat mbase
+# Every driver plant script is one of the table's: one it does not list would never be planted.
+for f in "$top"/tests/plants/driver/*.sed; do
+	grep -qE "^[[:space:]]*\"$(basename "$f" .sed)\|" "$0" ||
+		{ echo "plants.sh: $f is in no drivers table here" >&2; exit 1; }
+done
+declare -A mfile mmarker mwhat mbase mgone
 for d in "${drivers[@]}"; do
-	IFS='|' read -r name f marker what base <<<"$d"
-	mfile[$name]=$f mmarker[$name]=$marker mwhat[$name]=$what mbase[$name]=$base
+	IFS='|' read -r name f marker what base gone <<<"$d"
+	mfile[$name]=$f mmarker[$name]=$marker mwhat[$name]=$what mbase[$name]=$base mgone[$name]=$gone
 done
 # plant_module NAME: $plants/pindma-NAME.ko, built against the lab's tree (module builds write only
 # their own folder). Sets $module.
@@ -114,8 +121,11 @@ plant_module() {
 	for script in "${scripts[@]}"; do
 		sed -i -f "$script" "$dir/${mfile[$name]}"
 	done
-	grep -qF -- "${mmarker[$name]}" "$dir/${mfile[$name]}" ||
-		{ echo "plants.sh: the driver plant $name found nothing to change in ${mfile[$name]}" >&2; exit 1; }
+	if ! grep -qF -- "${mmarker[$name]}" "$dir/${mfile[$name]}" ||
+		{ [[ -n ${mgone[$name]} ]] && grep -qF -- "${mgone[$name]}" "$dir/${mfile[$name]}"; }; then
+		echo "plants.sh: the driver plant $name found nothing to change in ${mfile[$name]}" >&2
+		exit 1
+	fi
 	# Its name as the module's version (/sys/module/pindma/version): the boot shows which pindma
 	# it loaded, so that a plant the guest never loaded cannot pass for one its guard missed.
 	echo "MODULE_VERSION(\"plant-$name\");" >>"$dir/main.c"
@@ -253,14 +263,11 @@ else
 		kplants+=(len0)
 	fi
 	kplants+=(async_waits crash_write_wait)
-	# VFIO's type1 backend holding its pages with FOLL_GET, as drivers did before FOLL_PIN (and
-	# without FOLL_LONGTERM, which GUP refuses without FOLL_PIN): fork then no longer copies them
-	# for the child, which the VFIO rows must see.
-	# And a short pin, without FOLL_LONGTERM: the page then stays in the Movable zone.
+	# What each plants: its script's header (tests/plants/kernel/NAME.sed). VFIO's where the
+	# kernel has type1; 0002's switch on every kernel whose series has 0002 (kernel.env), not on
+	# what its code says: a plant whose anchor 0002 no longer has fails the run (plant_kernel).
 	! grep -qx CONFIG_VFIO_IOMMU_TYPE1=y "$tree/.config" || kplants+=(vfio_foll_get vfio_short)
-	# 0002's switch: a value past 1 taken, the switch never off again in fork(), never on in it,
-	# its warning and taint on every enable rather than once. fork_switch_test must see each.
-	! grep -q fork_share_pinned_on "$tree/mm/gup.c" ||
+	! grep -q '^LAB_SERIES_PATCHES=.*0002-' "$build/kernel.env" ||
 		kplants+=(switch_unbounded switch_stays_on switch_shares_nothing switch_warns_always)
 fi
 # GUP-fast's DEBUG_VM check against a fork() that shares the page it has just pinned (0002 with the
@@ -314,6 +321,12 @@ kplant_dir=$top/tests/plants/kernel
 kplant_field() {
 	sed -n "s/^# $2: //p" "$kplant_dir/$1.sed"
 }
+# Every kernel plant script is planted here, or applied first by one that is.
+for f in "$kplant_dir"/*.sed; do
+	k=$(basename "$f" .sed)
+	grep -qE "kplants\+=\(.*\<$k\>" "$0" || grep -qx "# after: $k" "$kplant_dir"/*.sed ||
+		{ echo "plants.sh: $f is planted by nothing here" >&2; exit 1; }
+done
 # plant_kernel NAME: the lab's tree with NAME's script (after the one it names) applied to its file,
 # which must then hold its marker (and no longer what it names gone), built (only FILE's object and the link are redone) and kept
 # as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
@@ -1078,6 +1091,9 @@ sec_driver() {
 	d_verdict userns pindma_limit_test "step 13 failed" "pindma_limit_test (a pin from a user namespace)"
 	d_boot dma_unref -- pindma_race_test:unpin_under_a_held_dma_keeps_the_pages_until_it_returns
 	d_verdict dma_unref pindma_race_test "UNPIN let the pages go while a DMA into them was held" \
+		"pindma_race_test (the kernel's FOLL_PIN counters under a DMA held at a userfaultfd gate)"
+	d_boot close_teardown -- pindma_race_test:close_under_a_held_dma_keeps_the_pages_until_it_returns
+	d_verdict close_teardown pindma_race_test "closing the file let the pages go while a DMA into them was held" \
 		"pindma_race_test (the kernel's FOLL_PIN counters under a DMA held at a userfaultfd gate)"
 	d_boot longterm VM_APPEND=movablecore=768M -- longterm_test
 	d_verdict longterm longterm_test "the pinned page stayed at" "longterm_test (the page's zone by pagemap and zoneinfo)"

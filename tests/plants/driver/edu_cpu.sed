@@ -15,8 +15,11 @@
 \t\tkunmap_local(v);\
 \t\tfor (i = 0; i < PLANT_IRQS_RAISED; i++) {\
 \t\t\treinit_completion(&edu->done);\
-\t\t\twritel(EDU_IRQ_DMA, edu->regs + 0x60);\
-\t\t\twait_for_completion_timeout(&edu->done, EDU_TIMEOUT);\
+\t\t\twritel(EDU_IRQ_DMA, edu->regs + 0x60); /* edu's raise register */\
+\t\t\tif (!wait_for_completion_timeout(&edu->done, EDU_TIMEOUT)) {\
+\t\t\t\tret = -ETIMEDOUT;\
+\t\t\t\tgoto unlock;\
+\t\t\t}\
 \t\t}\
 \t\tatomic64_add(2, &pindma_nr_edu_xfers);\
 \t\tif (xfers)\

@@ -93,6 +93,12 @@ const char *lab_path(char *buf, size_t n, const char *rel);
  */
 int lab_load_module(const char *name);
 
+/*
+ * rdma_nl.c: the kernel's copy-on-fork answer to RDMA netlink (RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK,
+ * what rdma-core asks and `rdma system show` prints): 1 or 0, or -1 with errno set.
+ */
+int lab_rdma_copy_on_fork(void);
+
 /* kernel.c: what the guest knows of its kernel (/lab/kernel.env, written by vm/build-kernel.sh) */
 
 /* The kernel's registry name (kernel-patches/<name>/), or "src" for a user's tree (KERNEL_SRC). */

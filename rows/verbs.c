@@ -49,8 +49,8 @@ static unsigned int verbs_checks(const struct record *rec, struct check *c)
 	CHECK(o->fork_switch == (on ? 1 : 0) || (o->fork_switch == -1 && !on),
 	      "vm.fork_share_pinned was %d", on);
 	CHECK(!strcmp(o->fork_status, status), "ibv_is_fork_initialized() says %s", status);
-	CHECK(strstr(o->copy_on_fork, on ? "copy-on-fork off" : "copy-on-fork on") != NULL,
-	      "rdma system show says %s", on ? "copy-on-fork off" : "copy-on-fork on");
+	CHECK(o->copy_on_fork == !on, "RDMA netlink says copy-on-fork %s (rdma system show)",
+	      on ? "off" : "on");
 	if (r->verbs.kind == VERBS_HCA) {
 		/*
 		 * The child's own pagemap says what fork gave it: nothing where rdma-core marked
@@ -137,8 +137,8 @@ static void verbs_line(FILE *f, unsigned int i, const struct record *rec)
 	}
 	fprintf(f, "%2u %-40s %-6s %-15s %-15s %-7s %-10s %-10s %-8s %-8s %s\n", i, r->name,
 		r->fork_switch == SWITCH_ON ? "on" : "off", support(r), played ? o->fork_status : "-",
-		!played ? "-" : strstr(o->copy_on_fork, "off") ? "cof off" :
-		strstr(o->copy_on_fork, "on") ? "cof on" : "?", a, b,
+		!played ? "-" : o->copy_on_fork == 0 ? "cof off" :
+		o->copy_on_fork == 1 ? "cof on" : "?", a, b,
 		played ? rec->observed : "-", rec->expected[0] ? rec->expected : "none",
 		record_status_name(rec->status));
 }
@@ -150,7 +150,7 @@ int verbs_row_child(const char *name);
 
 static const struct field verbs_fields[] = {
 	OBS_FIELD(verbs_obs, F_I64, fork_switch), OBS_FIELD(verbs_obs, F_STR, fork_status),
-	OBS_FIELD(verbs_obs, F_STR, copy_on_fork), OBS_FIELD(verbs_obs, F_BOOL, control_moved),
+	OBS_FIELD(verbs_obs, F_I64, copy_on_fork), OBS_FIELD(verbs_obs, F_BOOL, control_moved),
 	OBS_FIELD(verbs_obs, F_BOOL, hca_sees_parent), OBS_FIELD(verbs_obs, F_BOOL, parent_sees_hca),
 	OBS_FIELD(verbs_obs, F_BOOL, hca_reads_own), OBS_FIELD(verbs_obs, F_STR, detail),
 	OBS_FIELD(verbs_obs, F_BOOL, page_dc), OBS_FIELD(verbs_obs, F_STR, outcome),

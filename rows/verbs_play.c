@@ -3,7 +3,7 @@
  * Playing a verbs row. rdma-core's fork support is process-wide, so each row plays in a fresh
  * process: play_verbs() runs this program again as `--row-child NAME` with the row's environment,
  * while the switch is held where the row wants it (play.c), reads the record that process prints,
- * and adds what `rdma system show` says meanwhile.
+ * and adds what RDMA netlink says of copy-on-fork meanwhile (as `rdma system show` prints it).
  *
  * An HCA row registers a page with ibv_reg_mr() on Soft-RoCE (the kernel pins it with FOLL_PIN, as
  * every RDMA driver does), shows the HCA writing into it before the fork (the control), forks, lets
@@ -450,25 +450,6 @@ int verbs_row_child(const char *name)
 	return 0;
 }
 
-/* What `rdma system show` says of copy-on-fork now. */
-static void rdma_system(char *out, size_t n)
-{
-	char line[256] = "";
-	FILE *p = popen("rdma system show 2>&1", "r");
-
-	snprintf(out, n, "(failed)");
-	if (!p)
-		return;
-	if (fgets(line, sizeof(line), p)) {
-		char *at = strstr(line, "copy-on-fork");
-
-		line[strcspn(line, "\n")] = 0;
-		snprintf(out, n, "%s", at ? at : line);
-	}
-	if (pclose(p))
-		snprintf(out, n, "(failed)");
-}
-
 int play_verbs(const struct row *r, const struct play_opts *opts, struct record *rec)
 {
 	char cmd[160], line[4096];
@@ -499,7 +480,7 @@ int play_verbs(const struct row *r, const struct play_opts *opts, struct record 
 	o = ROW_OBS(rec, struct verbs_obs);
 	*o = *ROW_OBS(&child, struct verbs_obs);
 	o->fork_switch = lab_read_int(LAB_SWITCH);
-	rdma_system(o->copy_on_fork, sizeof(o->copy_on_fork));
+	o->copy_on_fork = lab_rdma_copy_on_fork();
 	errno = 0;
 	if (!got || status)
 		return row_fail(rec, "the row's process %s without its record",

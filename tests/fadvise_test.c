@@ -111,7 +111,7 @@ FIXTURE_TEARDOWN(file)
  * runs in a child that leaves with _exit()). Turned back on, the flusher is woken to write back
  * everything dirty, later, from a workqueue (dirty_writeback_centisecs_handler()): from a test's
  * teardown, that write-back landed in the next test after it had dirtied its pages (seen on a
- * fresh boot's first run: 0 to 2041 of 2048 pages already clean right after the write).
+ * fresh boot's first run: up to nearly all of them already clean right after the write).
  */
 static void __attribute__((destructor)) writeback_back_on(void)
 {

@@ -362,8 +362,8 @@ TEST_F(page, kept_or_orphaned_once_the_child_exits)
  * kernel keeps it (struct page, read without taking a reference by pindma's debugfs page_state;
  * /proc/kpagecount is the map count, 0 for a leaked page too), must be 0, a freed page. Another
  * task, or the reading itself (its file and buffer), may take a freed page before it is read: on
- * 6.12 beside a loaded host 41 of 1000 showed a count. So up to 10% may; a page the driver leaked
- * shows one every round.
+ * 6.12 beside a loaded host a few in a hundred showed a count. So up to 10% may; a page the driver
+ * leaked shows one every round.
  */
 TEST_F_TIMEOUT(dev, pins_from_while_on_release_cleanly_after_off, 600)
 {

@@ -336,11 +336,13 @@ class Budget:
 
     def stale(self):
         """Entries no case of a whole run matched, and (on the lab's own kernels) "*" entries of a
-        program none of whose cases skipped: the list must shrink with the suite."""
-        out = ['%s: %s is listed in the skip budget but did not run' % e
+        program none of whose cases skipped: the list must shrink with the suite. (code, text)
+        pairs."""
+        out = [('skip_budget_stale', '%s: %s is listed in the skip budget but did not run' % e)
                for e in self.entries if e not in self.seen]
         if not self.user_tree:
-            out += ['%s: * is listed in the skip budget, but none of its cases skipped' % e[0]
+            out += [('skip_budget_star_unused',
+                     '%s: * is listed in the skip budget, but none of its cases skipped' % e[0])
                     for e in self.entries if e[1] == '*' and e in self.seen and e not in self.used]
         return out
 
@@ -597,16 +599,17 @@ def detectors_unread(programs, guest='suite'):
 
 
 # A failure of the run as a whole: its code (the case name the results documents give it, and
-# what a program matches on) and its text (what a reader sees).
+# what a program matches on: skip_budget_missing, skip_budget_stale, skip_budget_star_unused,
+# judged_something) and its text (what a reader sees).
 RunProblem = collections.namedtuple('RunProblem', 'code text')
 
 
 def run_problems(programs, budget, whole):
     """What fails a run beyond its programs: the budget's own problems, on a whole run its stale
     entries, and a run that judged nothing."""
-    out = [RunProblem('skip_budget', 'skip budget: ' + p) for p in budget.problems]
+    out = [RunProblem('skip_budget_missing', 'skip budget: ' + p) for p in budget.problems]
     if whole:
-        out += [RunProblem('skip_budget', 'skip budget: ' + p) for p in budget.stale()]
+        out += [RunProblem(code, 'skip budget: ' + text) for code, text in budget.stale()]
     t = totals(programs)
     if not programs or t['pass'] + t['fail'] == 0:
         out.append(RunProblem('judged_something',

@@ -153,7 +153,7 @@ TEST_F_TIMEOUT(split, reading_thps_while_they_split_stays_clean, 600)
 			EXPECT_EQ((ssize_t)strlen(cmd), write(split, cmd, strlen(cmd)));
 			/*
 			 * The kernel skips a folio with a reference it cannot account for, such as
-			 * a per-CPU LRU batch's on another CPU (seen: 2 of 100 on the debug kernel).
+			 * a per-CPU LRU batch's on another CPU (seen, rarely, on the debug kernel).
 			 */
 			splits += !(lab_page_flags(thp) & (1ULL << KPF_THP));
 		}

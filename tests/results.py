@@ -508,7 +508,7 @@ def main(argv):
         with open(argv[1], encoding='utf-8', errors='replace') as f:
             programs = [ktap.program_of(frame) for frame in ktap.frames(f.read())]
         os.makedirs(argv[2], exist_ok=True)
-        stale = [ktap.RunProblem('skip_budget', 'skip budget: ' + s) for s in argv[3:]]
+        stale = [ktap.RunProblem('skip_budget_stale', 'skip budget: ' + s) for s in argv[3:]]
         write(argv[2], programs, failures_of(stale), env,
               os.environ.get('FLAVOUR', 'normal'), build_dir)
         return 0

@@ -229,7 +229,8 @@ class Steps:
     def boot(self, commit):
         """One guest plays the row; what the kernel and the row's record say."""
         data = os.path.join(self.logs, commit + '.data')
-        cmd = [os.path.join(top, 'vm/boot'), '--name', 'bisect-' + commit[:12], '--out', data]
+        cmd = [os.path.join(top, 'vm/boot'), '--name', 'bisect-' + commit[:12], '--out', data,
+               '--fails', data + '.fails']
         if not os.environ.get('VM_TIMEOUT'):
             cmd += ['--timeout', '600']
         # The disks make demo gives its guest (the step's build's, BUILD in its environment):
@@ -239,16 +240,12 @@ class Steps:
                              text=True)
         err = list(lines_of(p, p.stderr))
         finish(p)
-        # vm/boot's failures, each with the indented lines it quotes (a splat's).
-        fails, quoting = [], False
-        for line in err:
-            if line.startswith('vm/boot: FAIL: '):
-                fails.append(line.rstrip()[len('vm/boot: FAIL: '):])
-                quoting = True
-            elif quoting and line.startswith(' '):
-                fails.append(line.rstrip())
-            else:
-                quoting = False
+        # vm/boot's failures (--fails: each reason, with the lines it quotes, NUL-ended).
+        try:
+            with open(data + '.fails', encoding='utf-8', errors='replace') as f:
+                fails = [w.rstrip() for w in f.read().split('\0') if w.strip()]
+        except OSError:
+            fails = []
         if fails:
             return {'kind': 'kernel', 'why': '\n'.join(fails)}
         records = []

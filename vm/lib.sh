@@ -73,8 +73,7 @@ lab_kernel_append() {
 	# deviates from HPET: 331773 2598391"). udelay() keeps that calibration; nothing of the lab's times
 	# itself by it (pindma polls against ktime).
 	append+=" tsc=unstable"
-	# No BSD (legacy) ptys: nothing in the guest opens one, and creating 256 pairs took 80 ms of each
-	# boot.
+	# No BSD (legacy) ptys: nothing in the guest opens one, and creating 256 pairs costs every boot.
 	append+=" pty.legacy_count=0"
 	# no_timer_check: at boot, check_timer() waits up to 40e9/HZ TSC cycles for more than 4 timer ticks
 	# (under TCG the TSC runs at the host's rate: about 60 ms here, 250 Hz at 2.6 GHz), tries its other

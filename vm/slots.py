@@ -11,8 +11,8 @@ while another run's mark is locked; a mark nobody locks (its run was killed) is 
 QUIET (VM_QUIET) non-empty: no word about waiting. PID is vm/boot's: once it is gone (killed), this
 stops waiting. Every other descriptor it inherits (vm/boot's disk locks, its mark) is closed first.
 
-The same loop in vm/boot's shell ran flock(1) once per slot and sleep(1) at each turn: make test's
-boots waited about 300 s in all, at about 0.05 CPU-seconds each second of waiting.
+The same loop in vm/boot's shell ran flock(1) once per slot and sleep(1) at each turn, spending CPU
+all the time make test's boots waited.
 """
 import fcntl
 import glob

@@ -198,12 +198,12 @@ ktaps=(
 	"cut|a frame another program's begins inside|a_test failed: its frame never ended: \"@@lab-prog-begin b_test\" came inside it"
 	"open|a frame open when the guest stopped|a_test failed: its frame never ended: the guest stopped"
 	"vanished|a program the manifest lists and no frame brings|b_test failed: the build's manifest"
-	"nobudget|no skip budget file|run failed [skip_budget]: skip budget: the skip budget $plants/ktap/none.txt does not exist: create it"
+	"nobudget|no skip budget file|run failed [skip_budget_missing]: "
 	"skip_reason|a listed skip whose reason is not the budget's|x_test failed: a: skipped (a new reason), but the skip budget skip_reason.budget lists it for another reason: \"the old reason\""
 	"listed_passed|a case the skip budget lists that passes|x_test failed: a: listed in the skip budget"
-	"stale|a skip budget entry for a case that did not run|run failed [skip_budget]: skip budget: x_test: gone is listed in the skip budget but did not run"
-	"star_stale|a skip budget's * for a program none of whose cases skipped|run failed [skip_budget]: skip budget: x_test: * is listed in the skip budget, but none of its cases skipped"
-	"nothing|a run that judged nothing|run failed [judged_something]: the run judged nothing"
+	"stale|a skip budget entry for a case that did not run|run failed [skip_budget_stale]: "
+	"star_stale|a skip budget's * for a program none of whose cases skipped|run failed [skip_budget_star_unused]: "
+	"nothing|a run that judged nothing|run failed [judged_something]: "
 	"plan0|1..0 without a reason|x_test failed: 1..0 without a reason"
 	"status4|exit status 4 (skip) with a case that passed|x_test failed: exited with the skip status 4, yet not every case skipped"
 	"bailout|Bail out!|x_test failed: bailed out: Bail out! a plant"
@@ -501,8 +501,8 @@ sec_programs() {
 		run+=("${name}_test")
 	done
 	# Exit 3: a status no records call for, so that the guard speaks whatever the rows did (a row that
-	# could not run calls for 2). The guard is every demo's; consumers_demo's rows take a second (the
-	# fadvise rows it once wrapped took 18 s of the plants' longest boot).
+	# could not run calls for 2). The guard is every demo's; consumers_demo's rows are quick (the
+	# fadvise rows it once wrapped made the plants' longest boot longer).
 	printf '#!/bin/sh\n/lab/demo/consumers_demo "$@"\nexit 3\n' >"$plants/guest/demo/consumers_demo"
 	chmod +x "$plants/guest/demo/consumers_demo"
 	# verbs_demo with the HCA's tag never staged before its RDMA WRITE: a copy of its play with that

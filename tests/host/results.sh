@@ -74,7 +74,7 @@ dontfork_lab.gamma_test.program_2 FAIL fail
 dontfork_lab.delta_test SKIP -
 dontfork_lab.delta_test.all_cases SKIP skip
 dontfork_lab.run FAIL -
-dontfork_lab.run.skip_budget FAIL fail"
+dontfork_lab.run.skip_budget_stale FAIL fail"
 
 # The plants: name|what|the check's message that must show.
 plants=(

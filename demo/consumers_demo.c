@@ -9,5 +9,5 @@
 
 int main(int argc, char **argv)
 {
-	return rows_main(argc, argv, "consumers_demo", 1u << FAM_VMSPLICE | 1u << FAM_IOURING);
+	return rows_main(argc, argv, "consumers_demo");
 }

@@ -10,5 +10,5 @@
 
 int main(int argc, char **argv)
 {
-	return rows_main(argc, argv, "dontfork_demo", 1u << FAM_PINDMA);
+	return rows_main(argc, argv, "dontfork_demo");
 }

@@ -8,5 +8,5 @@
 
 int main(int argc, char **argv)
 {
-	return rows_main(argc, argv, "fadvise_demo", 1u << FAM_FADVISE);
+	return rows_main(argc, argv, "fadvise_demo");
 }

@@ -9,5 +9,5 @@
 
 int main(int argc, char **argv)
 {
-	return rows_main(argc, argv, "odirect_demo", 1u << FAM_ODIRECT);
+	return rows_main(argc, argv, "odirect_demo");
 }

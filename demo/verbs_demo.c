@@ -9,5 +9,5 @@
 
 int main(int argc, char **argv)
 {
-	return rows_main(argc, argv, "verbs_demo", 1u << FAM_VERBS);
+	return rows_main(argc, argv, "verbs_demo");
 }

@@ -9,5 +9,5 @@
 
 int main(int argc, char **argv)
 {
-	return rows_main(argc, argv, "vfio_demo", 1u << FAM_VFIO);
+	return rows_main(argc, argv, "vfio_demo");
 }

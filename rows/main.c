@@ -305,9 +305,10 @@ static void show(const struct args *a, const char *program, struct record *recs,
 		print_why(stdout, &recs[i]);
 }
 
-int rows_main(int argc, char **argv, const char *program, unsigned int mask)
+int rows_main(int argc, char **argv, const char *program)
 {
 	static struct record recs[MAX_RECORDS];
+	unsigned int mask = families_of_demo(program);
 	struct args a;
 	unsigned int n;
 	int now = parse_args(argc, argv, program, mask, &a);

@@ -21,20 +21,33 @@
 #include <stdio.h>
 
 /*
- * The family registry: one line per family, its id and its name (which its records carry). Its
- * family file in rows/ defines family_<name> and play_<name> (or its <file>_play.c does).
- * The enum, the registry (families.c) and the plays' declarations are made from this list alone.
+ * The family registry: one line per family: its id; its name (which its records carry); the demo
+ * that plays its rows (demo/<demo>.c, which plays every family that names it); and the machine
+ * they need: "" any guest, or the vm/boot option of a machine of their own (VFIO's --iommu). A
+ * family with a machine of its own plays there only, by its demo's name (guest/demo DEMO,
+ * rows_test DEMO), never among every demo's rows; make demo boots it a machine of its own, and
+ * make test its test program, tests/<name>_rows_test (vm/family-machines.c tells the host). Its
+ * family file in rows/ defines family_<name> and play_<name> (or its <file>_play.c does). The
+ * enum, the registry (families.c), the plays' declarations and the demos' families are made from
+ * this list alone.
  */
 #define ROW_FAMILIES(X) \
-	X(PINDMA, pindma)	/* pindma holds a page (GUP or PIN_LONGTERM), or only mlock() */ \
-	X(VMSPLICE, vmsplice)	/* a pipe holds the page (vmsplice, FOLL_GET) */ \
-	X(IOURING, iouring)	/* io_uring holds it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) */ \
-	X(ODIRECT, odirect)	/* an O_DIRECT read in flight holds it */ \
-	X(VERBS, verbs)		/* an RDMA MR on Soft-RoCE holds it (ib_umem, FOLL_PIN) */ \
-	X(VFIO, vfio)		/* VFIO's type1 IOMMU maps it for a user-space driver (FOLL_PIN) */ \
-	X(FADVISE, fadvise)	/* not a pin: the article's writeback commands */
+	/* pindma holds a page (GUP or PIN_LONGTERM), or only mlock() */ \
+	X(PINDMA, pindma, dontfork_demo, "") \
+	/* a pipe holds the page (vmsplice, FOLL_GET) */ \
+	X(VMSPLICE, vmsplice, consumers_demo, "") \
+	/* io_uring holds it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) */ \
+	X(IOURING, iouring, consumers_demo, "") \
+	/* an O_DIRECT read in flight holds it */ \
+	X(ODIRECT, odirect, odirect_demo, "") \
+	/* an RDMA MR on Soft-RoCE holds it (ib_umem, FOLL_PIN) */ \
+	X(VERBS, verbs, verbs_demo, "") \
+	/* VFIO's type1 IOMMU maps it for a user-space driver (FOLL_PIN) */ \
+	X(VFIO, vfio, vfio_demo, "--iommu") \
+	/* not a pin: the article's writeback commands */ \
+	X(FADVISE, fadvise, fadvise_demo, "")
 
-#define ROW_FAMILY_ID(id, name) FAM_##id,
+#define ROW_FAMILY_ID(id, name, demo, machine) FAM_##id,
 enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
 
 /* What a row needs; a need not met is "could not run", except a lab patch on a user's tree. */
@@ -283,23 +296,20 @@ struct row_family {
 	void (*why)(FILE *f, const struct record *rec);
 	/* Optional: a program's second life, `PROGRAM --row-child NAME`, for plays that re-exec. */
 	int (*row_child)(const char *name);
-	/*
-	 * Optional: its rows need a machine of their own, booted with this vm/boot option (vfio:
-	 * --iommu). They play there only, by their demo's name (guest/demo DEMO, rows_test DEMO):
-	 * never among every demo's rows, but in own_test, the suite's program that judges them
-	 * there.
-	 */
-	const char *boot_option;
-	const char *own_test;
 };
 
 extern const struct row_family *const families[FAM_COUNT];
+/* Each family's demo and machine ("": any), as its ROW_FAMILIES line gives them. */
+extern const char *const family_demo[FAM_COUNT];
+extern const char *const family_machine[FAM_COUNT];
+/* The families a demo plays: those whose line names it. */
+unsigned int families_of_demo(const char *demo);
 
 /*
  * Each family's play. A family file whose play is a file of its own refers to it weakly (#pragma
  * weak), so that it is NULL in a program that does not link that file; the definitions stay strong.
  */
-#define ROW_FAMILY_PLAY(id, name) extern row_play_fn play_##name;
+#define ROW_FAMILY_PLAY(id, name, demo, machine) extern row_play_fn play_##name;
 ROW_FAMILIES(ROW_FAMILY_PLAY)
 
 /* play.c: needs, the switch and its lock, the family's play, the verdict and the expectation. */
@@ -350,6 +360,6 @@ const struct era_rules *expect_rules(void);
 void expect_tables(char *out, size_t n);
 
 /* main.c: the demos' shared main: --only, --json, --records FILE, --render FILE, --engine. */
-int rows_main(int argc, char **argv, const char *program, unsigned int family_mask);
+int rows_main(int argc, char **argv, const char *program);
 
 #endif

@@ -434,6 +434,4 @@ const struct row_family family_vfio = {
 	.checks = vfio_checks,
 	.table_header = vfio_header,
 	.table_line = vfio_line,
-	.boot_option = "--iommu",
-	.own_test = "vfio_rows_test",
 };

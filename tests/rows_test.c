@@ -122,7 +122,7 @@ static void load_statuses(void)
 		fclose(f);
 }
 
-/* The fenced block after each "<!-- output: NAME, generated on Linux K -->" marker of a page. */
+/* The fenced block after each "<!-- output: NAME, generated on Linux K at COMMIT -->" marker. */
 static void load_blocks(const char *page)
 {
 	char line[1024], name[32], kernel[64];
@@ -198,8 +198,8 @@ static unsigned int plays_of(const struct row *r)
 
 /*
  * The families the named demos play (each says, with --families); when none is named, every family
- * but those whose rows need a machine of their own (boot_option), which guest/demo plays only by
- * name.
+ * but those whose rows need a machine of their own (family_machine), which guest/demo plays only
+ * by name.
  */
 static unsigned int expected_families(int argc, char **argv)
 {
@@ -211,7 +211,7 @@ static unsigned int expected_families(int argc, char **argv)
 
 	if (argc < 2) {
 		for (unsigned int f = 0; f < FAM_COUNT; f++)
-			if (!families[f]->boot_option)
+			if (!family_machine[f][0])
 				mask |= 1u << f;
 		return mask;
 	}
@@ -234,33 +234,34 @@ static unsigned int own_tests(void)
 	unsigned int n = 0;
 
 	for (unsigned int f = 0; f < FAM_COUNT; f++)
-		n += !!families[f]->boot_option;
+		n += !!family_machine[f][0];
 	return n;
 }
 
 /*
- * A family whose rows need a machine of their own is played by a program of its own, which the
- * suite must have: rows_test without arguments does not expect its rows.
+ * A family whose rows need a machine of their own is played by a program of its own,
+ * <name>_rows_test, which the suite must have: rows_test without arguments does not expect its
+ * rows.
  */
 static void check_own_tests(void)
 {
-	char path[PATH_MAX], line[64];
+	char path[PATH_MAX], line[64], own[48];
 
 	for (unsigned int f = 0; f < FAM_COUNT; f++) {
-		const struct row_family *fam = families[f];
 		bool listed = false;
 		FILE *m;
 
-		if (!fam->boot_option)
+		if (!family_machine[f][0])
 			continue;
-		m = fam->own_test ? fopen(lab_path(path, sizeof(path), "tests/manifest"), "r") : NULL;
+		snprintf(own, sizeof(own), "%s_rows_test", row_family_name(f));
+		m = fopen(lab_path(path, sizeof(path), "tests/manifest"), "r");
 		while (m && !listed && fgets(line, sizeof(line), m))
-			listed = !strcmp(strtok(line, "\n") ?: "", fam->own_test);
+			listed = !strcmp(strtok(line, "\n") ?: "", own);
 		if (m)
 			fclose(m);
 		ksft_test_result(listed, "the %s rows are played by %s, a program of the suite (a "
-				 "machine of vm/boot %s)\n", fam->name, fam->own_test ?: "(none)",
-				 fam->boot_option);
+				 "machine of vm/boot %s)\n", row_family_name(f), own,
+				 family_machine[f]);
 	}
 }
 

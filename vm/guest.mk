@@ -22,7 +22,7 @@ CPPFLAGS := -isystem $(KTREE)/usr/include -Iliblab -Irows -Idrivers/pindma/uapi
 # reads as its own struct (rows/row.h's ROW_OBS), the pattern of the kernel's skb->cb.
 CFLAGS := -O2 -g -Wall -Wextra -Werror -fno-strict-aliasing -ffunction-sections -fdata-sections
 # -s: the guest programs go into every boot's initramfs without their symbols and debug information
-# (34 MiB -> 28 MiB, each boot unpacking it under TCG); the objects in $(OBJ) keep theirs.
+# (a smaller initramfs, which each boot unpacks under TCG); the objects in $(OBJ) keep theirs.
 LDFLAGS := -static -s -Wl,--gc-sections
 
 LIBLAB := $(OBJ)/liblab.a
@@ -47,6 +47,9 @@ GUEST_SCRIPTS := $(patsubst guest/%,$(GUEST)/lab/guest/%,$(filter-out guest/init
 # The names the guest's shell scripts share with the C programs, made from liblab/lab.h, their one
 # home: sourced by the scripts (. /lab/guest/lab.sh).
 GUEST_LIB_SH := $(GUEST)/lab/guest/lab.sh
+# The families whose rows need a machine of their own, from the registry (vm/family-machines.c): a
+# line each, "NAME DEMO OPTION...". make demo, make test, docs/kernels and guest/demo read it.
+MACHINES := $(GUEST)/lab/machines
 BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
 # The one-file reproducer (repro/repro.c), which tests/repro_test.c plays.
 REPRO := $(GUEST)/lab/repro/repro
@@ -81,7 +84,7 @@ KS_LIST := $(GUEST)/kselftest/kselftest-list.txt $(GUEST)/lab/tests/settings \
 KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(KS_LIST) \
 	$(patsubst $(KSFT)/kselftest/%,$(GUEST)/kselftest/kselftest/%,$(wildcard $(KSFT)/kselftest/*))
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(MACHINES) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
@@ -119,7 +122,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver /usr/bin/timeout \
 # the planted crash test's beside them), and on the debug kernel the fork switch's two boots.
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
 	disk-plants-kernel.img disk-plants-crash.img disk-plants-driver.img disk-switch1.img disk-switch2.img)
-all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(MACHINES) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -237,6 +240,16 @@ $(GUEST)/lab/%.md: %.md
 
 $(GUEST)/lab/guest/%: guest/%
 	install -D -m 755 $< $@
+
+# Built and run on the host: it prints what rows/row.h's registry says, nothing more.
+$(BUILD)/host/family-machines: vm/family-machines.c rows/row.h
+	@mkdir -p $(@D)
+	$(CC) -Wall -Wextra -Werror -Irows -o $@ $<
+
+$(MACHINES): $(BUILD)/host/family-machines
+	@mkdir -p $(@D)
+	$< >$@.tmp
+	mv $@.tmp $@
 
 # LAB_SWITCH, the fork switch's file: a build that finds none in lab.h fails.
 $(GUEST_LIB_SH): liblab/lab.h

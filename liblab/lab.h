@@ -95,7 +95,8 @@ int lab_load_module(const char *name);
 
 /*
  * rdma_nl.c: the kernel's copy-on-fork answer to RDMA netlink (RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK,
- * what rdma-core asks and `rdma system show` prints): 1 or 0, or -1 with errno set.
+ * what rdma-core asks and `rdma system show` prints): 1 or 0 (0 too where the kernel has no such
+ * attribute, as both read it), or -1 with errno set when the kernel did not answer.
  */
 int lab_rdma_copy_on_fork(void);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * RDMA netlink, asked directly: what `rdma system show` prints, as the kernel's attributes rather
- * than the tool's words.
+ * than the tool's words. A kernel before 5.13 has no copy-on-fork attribute, which the rdma tool
+ * and rdma-core both read as off: so does this.
  */
 #include "lab.h"
 
@@ -34,24 +35,29 @@ int lab_rdma_copy_on_fork(void)
 	if (sendto(fd, &msg.h, msg.h.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		goto out;
 	n = recv(fd, &msg, sizeof(msg), 0);
-	if (n < (ssize_t)NLMSG_LENGTH(0) || !NLMSG_OK(&msg.h, n) || msg.h.nlmsg_type == NLMSG_ERROR) {
-		errno = EPROTO;
+	if (n < (ssize_t)NLMSG_LENGTH(0) || !NLMSG_OK(&msg.h, n)) {
+		errno = n < 0 ? errno : EPROTO;
+		goto out;
+	}
+	if (msg.h.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(&msg.h);
+
+		errno = msg.h.nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? -e->error : EPROTO;
 		goto out;
 	}
 	/* The attributes follow the header, each padded to NLA_ALIGNTO. */
 	a = NLMSG_DATA(&msg.h);
 	left = msg.h.nlmsg_len - NLMSG_LENGTH(0);
+	ret = 0;
 	while (left >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= left) {
 		if ((a->nla_type & NLA_TYPE_MASK) == RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK &&
 		    a->nla_len >= NLA_HDRLEN + 1) {
-			ret = *((unsigned char *)a + NLA_HDRLEN);
+			ret = !!*((unsigned char *)a + NLA_HDRLEN);
 			break;
 		}
 		left -= NLA_ALIGN(a->nla_len);
 		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
 	}
-	if (ret < 0)
-		errno = ENOENT;
 out:
 	close(fd);
 	return ret;

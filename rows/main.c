@@ -311,7 +311,13 @@ int rows_main(int argc, char **argv, const char *program)
 	unsigned int mask = families_of_demo(program);
 	struct args a;
 	unsigned int n;
-	int now = parse_args(argc, argv, program, mask, &a);
+	int now;
+
+	if (!mask) {
+		fprintf(stderr, "%s: no line of ROW_FAMILIES (rows/row.h) names this demo\n", program);
+		return 2;
+	}
+	now = parse_args(argc, argv, program, mask, &a);
 
 	if (now >= 0)
 		return now;

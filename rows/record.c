@@ -11,22 +11,22 @@
 #include "row.h"
 
 static const struct field state_fields[] = {
-	{ "pfn", F_U64, offsetof(struct page_state, pfn), 0 },
-	{ "refcount", F_I64, offsetof(struct page_state, refcount), 0 },
-	{ "page_mapcount", F_I64, offsetof(struct page_state, page_mapcount), 0 },
-	{ "folio_mapcount", F_I64, offsetof(struct page_state, folio_mapcount), 0 },
-	{ "pincount", F_I64, offsetof(struct page_state, pincount), 0 },
-	{ "maybe_pinned", F_BOOL, offsetof(struct page_state, maybe_pinned), 0 },
-	{ "anon_exclusive", F_BOOL, offsetof(struct page_state, anon_exclusive), 0 },
+	STRUCT_FIELD(page_state, "pfn", F_U64, pfn),
+	STRUCT_FIELD(page_state, "refcount", F_I64, refcount),
+	STRUCT_FIELD(page_state, "page_mapcount", F_I64, page_mapcount),
+	STRUCT_FIELD(page_state, "folio_mapcount", F_I64, folio_mapcount),
+	STRUCT_FIELD(page_state, "pincount", F_I64, pincount),
+	STRUCT_FIELD(page_state, "maybe_pinned", F_BOOL, maybe_pinned),
+	STRUCT_FIELD(page_state, "anon_exclusive", F_BOOL, anon_exclusive),
 	{ NULL },
 };
 
 static const struct field copy_fields[] = {
-	{ "at", F_STR, offsetof(struct copy, at), sizeof(((struct copy *)0)->at) },
-	{ "for", F_STR, offsetof(struct copy, for_whom), sizeof(((struct copy *)0)->for_whom) },
-	{ "by", F_STR, offsetof(struct copy, by), sizeof(((struct copy *)0)->by) },
-	{ "old_pfn", F_U64, offsetof(struct copy, old_pfn), 0 },
-	{ "new_pfn", F_U64, offsetof(struct copy, new_pfn), 0 },
+	STRUCT_FIELD(copy, "at", F_STR, at),
+	STRUCT_FIELD(copy, "for", F_STR, for_whom),
+	STRUCT_FIELD(copy, "by", F_STR, by),
+	STRUCT_FIELD(copy, "old_pfn", F_U64, old_pfn),
+	STRUCT_FIELD(copy, "new_pfn", F_U64, new_pfn),
 	{ NULL },
 };
 

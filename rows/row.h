@@ -49,6 +49,8 @@
 
 #define ROW_FAMILY_ID(id, name, demo, machine) FAM_##id,
 enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
+/* A set of families is a mask of 1u << id. */
+_Static_assert(FAM_COUNT <= 32, "a family mask holds every family");
 
 /* What a row needs; a need not met is "could not run", except a lab patch on a user's tree. */
 #define NEED_0001	(1u << 0)	/* kernel-patches/<ver>/0001: the fadvise commands */
@@ -235,13 +237,20 @@ struct field {
 	size_t off;
 	size_t size;
 };
-/* The field type of an expression, by its C type; -1 for none of them. */
-#define FIELD_TYPE_OF(x) _Generic((x), uint64_t: F_U64, int64_t: F_I64, uint32_t: F_U32, \
-	bool: F_BOOL, char *: F_STR, default: -1)
+/*
+ * The field type of an lvalue, by its C type (its address's, so that an array of char is one and a
+ * char pointer, whose bytes are no text, is not); -1 for none of them.
+ */
+#define FIELD_TYPE_OF(x) _Generic(&(x), uint64_t *: F_U64, int64_t *: F_I64, uint32_t *: F_U32, \
+	bool *: F_BOOL, char (*)[sizeof(x)]: F_STR, default: -1)
 /* 0, once the compiler has checked that MEMBER of struct TAG is of field type TYPE. */
 #define OBS_TYPED(tag, type, member) (0 * sizeof(struct { \
 	_Static_assert(FIELD_TYPE_OF(((struct tag *)0)->member) == (type), \
 		       #tag "." #member " is " #type); int typed; }))
+/* MEMBER of struct TAG, as the field NAME of type TYPE (checked). */
+#define STRUCT_FIELD(tag, name, type, member) \
+	{ name, type, offsetof(struct tag, member) + OBS_TYPED(tag, type, member), \
+	  sizeof(((struct tag *)0)->member) }
 /* MEMBER of a family's observations, struct TAG (its records' field MEMBER). */
 #define OBS_FIELD(tag, type, member) \
 	{ #member, type, offsetof(struct record, obs) + offsetof(struct tag, member) + \

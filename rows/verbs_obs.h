@@ -11,8 +11,8 @@
 struct verbs_obs {
 	int64_t fork_switch;	/* vm.fork_share_pinned during the row (-1: none) */
 	char fork_status[16];	/* ibv_is_fork_initialized() */
-	int64_t copy_on_fork;	/* RDMA netlink's copy-on-fork, as `rdma system show` prints it:
-				 * 1 or 0 (-1: it did not answer) */
+	int64_t copy_on_fork;	/* RDMA netlink's copy-on-fork, as `rdma system show` reads it:
+				 * 1 or 0 */
 	bool control_moved;	/* before the fork the HCA wrote and read the parent's page */
 	bool hca_sees_parent;	/* RDMA READ after the fork returns the parent's write */
 	bool parent_sees_hca;	/* the parent reads the RDMA WRITE after the fork */

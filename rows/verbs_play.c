@@ -481,6 +481,8 @@ int play_verbs(const struct row *r, const struct play_opts *opts, struct record 
 	*o = *ROW_OBS(&child, struct verbs_obs);
 	o->fork_switch = lab_read_int(LAB_SWITCH);
 	o->copy_on_fork = lab_rdma_copy_on_fork();
+	if (o->copy_on_fork < 0)
+		return row_fail(rec, "asking RDMA netlink for copy-on-fork");
 	errno = 0;
 	if (!got || status)
 		return row_fail(rec, "the row's process %s without its record",

@@ -187,8 +187,7 @@ static void dma_held_while(struct __test_metadata *_metadata, bool closing)
 		TH_LOG("the DMA returned (%s) without reaching its buffer", strerror(-d.result));
 	}
 	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
-	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
-	ASSERT_EQ((uintptr_t)src, msg.arg.pagefault.address & ~(uint64_t)(LAB_PAGE - 1));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);	/* src is the one page registered */
 	if (closing) {
 		EXPECT_EQ(0, close(d.fd));
 	} else {

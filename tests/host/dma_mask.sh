@@ -48,8 +48,12 @@ boot() {
 		shift
 	done
 	shift
-	# vm/boot's own words (its FAIL reasons) kept beside the console log, for check()'s diagnostics.
-	env "${envs[@]}" "${run[@]}" --name "$name" -- sh -c "$1" >/dev/null 2>"$build/logs/$name.err" &
+	# What the guest command prints (and the whole kernel log, at its end) on the data channel,
+	# which the console's kernel messages never interleave; vm/boot's reasons in NAME.fails.
+	# shellcheck disable=SC2016 # $LAB_OUT is the guest shell's
+	env "${envs[@]}" "${run[@]}" --name "$name" --out "$build/logs/$name.data" \
+		--fails "$build/logs/$name.fails" -- sh -c "{ $1
+} >\"\$LAB_OUT\" 2>&1" >/dev/null 2>&1 &
 	pid[$name]=$!
 }
 booted() {
@@ -57,15 +61,20 @@ booted() {
 	wait "${pid[$1]}" || rc=$?
 }
 
-# check N NAME: judge the log of the run named NAME (its status in $rc) for dma_bits N; prints
+# fails NAME: vm/boot's reasons for the run named NAME, as TAP comments.
+fails() {
+	tr '\0' '\n' <"$build/logs/$1.fails" 2>/dev/null | head -5 | sed 's/^/# /' || true
+}
+
+# check N NAME: judge the data of the run named NAME (its status in $rc) for dma_bits N; prints
 # what the guest printed, and the reasons of a failure, as TAP comments.
 check() {
-	local bits=$1 log=$build/logs/$2.log end ok=1 summary
+	local bits=$1 log=$build/logs/$2.data end ok=1 summary
 	summary=$(grep -aoE "$summary_re" "$log" | tail -1 || true)
 	grep -aq "^dma_bits $bits" "$log" || { echo "# pindma did not load with dma_bits=$bits"; ok=0; }
 	if [[ $rc != 0 ]]; then
 		echo "# the guest failed with status $rc"
-		grep -a '^vm/boot: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
+		fails "$2"
 		ok=0
 	fi
 	[[ -n $summary ]] || { echo "# edu_mask_check judged nothing"; ok=0; }
@@ -120,7 +129,7 @@ tap check 64 dma-mask-64
 # fails on the DMA API's WARNING. Where the pages lie is the allocator's: in 3 pages within 28
 # bits are found too, a control that the device moves bytes; in 5 they come from above 4 GiB.
 no_bounce() {
-	local name=$1 log=$build/logs/$1.log ok=1 end
+	local name=$1 log=$build/logs/$1.data ok=1 end
 	check 28 "$name" || ok=0
 	if [[ $name == dma-mask-28-no-swiotlb ]]; then
 		grep -aq '^no swiotlb' "$log" || { echo "# swiotlb is on: nothing to judge"; ok=0; }
@@ -146,10 +155,10 @@ tap no_bounce dma-mask-28-no-swiotlb
 # pindma wider than the device: the probe at load must refuse it. Should it not, the guest shows
 # the harm with reads only (a clamped write would land in a stranger's page).
 too_wide() {
-	local log=$build/logs/$1.log ok=1
+	local log=$build/logs/$1.data ok=1
 	if [[ $rc != 0 ]]; then
 		echo "# the guest failed with status $rc"
-		grep -a '^vm/boot: FAIL' "${log%.log}.err" | head -5 | sed 's/^/# /' || true
+		fails "$1"
 		ok=0
 	fi
 	grep -aq '^dma_bits 64' "$log" || { echo "# pindma did not load with dma_bits=64"; ok=0; }

@@ -29,14 +29,17 @@ if [[ ! -f $img ]]; then
 	/sbin/mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$img.tmp"
 	mv "$img.tmp" "$img"
 fi
-log=$build/logs/fadvise-dax.log
+# Its results on the data channel, which the console's kernel messages never interleave.
+log=$build/logs/fadvise-dax.data
 rc=0
 # Nothing here uses RDMA: the boots load only the lab's modules (vm/boot).
 export VM_KMODS=lab
+# shellcheck disable=SC2016 # $LAB_OUT is the guest shell's
 VM_APPEND="${VM_APPEND:-} memmap=128M!1G" "$top/vm/boot" --name fadvise-dax --timeout "${VM_TIMEOUT:-600}" \
-	--disk "$img,serial=dax,readonly=on" -- /lab/bin/fadvise_dax >/dev/null 2>&1 || rc=$?
+	--out "$log" --disk "$img,serial=dax,readonly=on" -- \
+	sh -c '/lab/bin/fadvise_dax >"$LAB_OUT" 2>&1' >/dev/null 2>&1 || rc=$?
 tr -d '\r' <"$log" | grep -aE '^(not )?ok [0-9]+ |^# fadvise_dax' || true
 if [[ $rc != 0 ]]; then
-	echo "# the guest run failed with status $rc ($log)"
+	echo "# the guest run failed with status $rc ($log, console in $build/logs/fadvise-dax.log)"
 	exit 1
 fi

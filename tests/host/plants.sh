@@ -10,6 +10,9 @@
 # found).
 # Prints TAP. Needs the built lab (make guest).
 set -euo pipefail
+# The plants' own run-alls write results into their own build folders, not make plants' (whose
+# LAB_RESULTS they would otherwise share, and race each other's files in).
+unset LAB_RESULTS
 top=$(cd "$(dirname "$0")/../.." && pwd)
 py=${LAB_PYTHON:-/usr/bin/python3}
 build=${BUILD:-$top/build}
@@ -779,12 +782,12 @@ sec_hang() {
 	done
 }
 
-# runall_build DIR: a build folder for a plant's own run-all: the lab's kernel, guest and kernel.env,
-# and disks of its own, so that no disk of the suite is waited for.
+# runall_build DIR: a build folder for a plant's own run-all: the lab's kernel, guest, kernel.env and
+# the registry's machines, and disks of its own, so that no disk of the suite is waited for.
 runall_build() {
 	rm -rf "$1"
-	mkdir -p "$1"
-	for f in linux initramfs.cpio gen_init_cpio kernel.env; do
+	mkdir -p "$1/guest/lab"
+	for f in linux initramfs.cpio gen_init_cpio kernel.env guest/lab/machines; do
 		ln -s "$(readlink -f "$build/$f")" "$1/$f"
 	done
 	for f in disk.img eio.img odirect.img; do
@@ -1074,11 +1077,13 @@ sec_driver() {
 	# edu_mask_check on the planted module d_boot last built, as dma_mask runs it (a 64-bit edu).
 	# d_mask NAME TEXT GUARD
 	d_mask() {
-		local ok=0 log=$build/logs/plant-driver-$1-mask.log
+		local ok=0 log=$plants/driver-$1-mask.data
 		rc=0
+		# Its words on the data channel, which the console's kernel messages never interleave.
 		# shellcheck disable=SC2016 # the guest's shell expands it
-		VM_KMODS=lab "$top/vm/boot" --name "plant-driver-$1-mask" --add "$module:/lab/modules/pindma.ko" -- \
-			sh -c 'echo "pindma loaded: $(cat /sys/module/pindma/version)"; exec /lab/bin/edu_mask_check 12' \
+		VM_KMODS=lab "$top/vm/boot" --name "plant-driver-$1-mask" --out "$log" \
+			--add "$module:/lab/modules/pindma.ko" -- \
+			sh -c '{ echo "pindma loaded: $(cat /sys/module/pindma/version)"; /lab/bin/edu_mask_check 12; } >"$LAB_OUT" 2>&1' \
 			>"$plants/driver-$1-mask.out" 2>&1 || rc=$?
 		grep -aq "^pindma loaded: plant-$1\b" "$log" && grep -aqF -- "$2" "$log" && ok=1
 		verdict "${mwhat[$1]} turns edu_mask_check red (dma_mask's guard: $3)" "$ok" \

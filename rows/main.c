@@ -14,7 +14,8 @@
  *   PROGRAM --row-child NAME  a play's fresh process (verbs rows): plays NAME, prints its record
  *
  * Exit status: 0 when every row played matched its expectation (or was skipped, on a user's tree,
- * for a lab patch it lacks), 1 when one did not, 2 when one could not run.
+ * for a lab patch it lacks), 1 when one did not, 2 when one could not run; 64 (sysexits' EX_USAGE)
+ * when --only names no row of this demo, having played nothing.
  */
 #define _GNU_SOURCE
 #include <fnmatch.h>
@@ -25,6 +26,9 @@
 
 #include "lab.h"
 #include "row.h"
+
+/* --only NAME names no row of this demo (sysexits.h's EX_USAGE; guest/play-row reads it). */
+#define EXIT_NO_SUCH_ROW 64
 
 #define MAX_RECORDS 256
 
@@ -218,7 +222,7 @@ static int parse_args(int argc, char **argv, const char *program, unsigned int m
 		case 'o':
 			if (a->n_only == MAX_RECORDS || !names_a_row(optarg, mask)) {
 				fprintf(stderr, "%s: no row named %s here\n", program, optarg);
-				return 2;
+				return EXIT_NO_SUCH_ROW;
 			}
 			a->only[a->n_only++] = optarg;
 			break;

@@ -50,9 +50,13 @@ def say(*lines):
     sys.stdout.flush()
 
 
+# git in the C locale: what git bisect run says is read below, and a translation would hide it.
+GIT_ENV = dict(os.environ, LC_ALL='C', LANGUAGE='')
+
+
 def git(tree, *args, check=True):
     p = subprocess.run(['git', '-C', tree] + list(args), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
+                       stderr=subprocess.PIPE, text=True, env=GIT_ENV)
     if check and p.returncode:
         raise Error('git %s in %s failed: %s' % (' '.join(args), tree, p.stderr.strip()))
     return p
@@ -333,7 +337,7 @@ def drive(args):
     goodv, badv = ends[0]['verdict'], ends[1]['verdict']
     say('good is %s, bad is %s' % (goodv, badv))
     git(wt, 'bisect', 'start', bad, good)
-    env = dict(os.environ, LAB_BISECT_STATE=state, LAB_BISECT_ROW=row, LAB_BISECT_GOOD=goodv,
+    env = dict(GIT_ENV, LAB_BISECT_STATE=state, LAB_BISECT_ROW=row, LAB_BISECT_GOOD=goodv,
                LAB_BISECT_BAD=badv)
     p = subprocess.Popen(['git', 'bisect', 'run', sys.executable, os.path.abspath(__file__),
                           'step'], cwd=wt, env=env, stdout=subprocess.PIPE,

@@ -82,6 +82,7 @@ static const struct field vmsplice_fields[] = {
 
 const struct row_family family_vmsplice = {
 	.name = "vmsplice",
+	.title = "vmsplice (FOLL_GET)",
 	.device = "pipe",
 	.fields = vmsplice_fields,
 	.play = play_vmsplice,
@@ -101,6 +102,7 @@ static const struct field iouring_fields[] = {
 
 const struct row_family family_iouring = {
 	.name = "iouring",
+	.title = "io_uring fixed buffers (FOLL_PIN)",
 	.device = "io_uring",
 	.fields = iouring_fields,
 	.play = play_iouring,

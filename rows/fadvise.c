@@ -95,6 +95,7 @@ static const struct field fadvise_fields[] = {
 
 const struct row_family family_fadvise = {
 	.name = "fadvise",
+	.title = "LINUX_FADV_ASYNC_WRITE / WRITE_WAIT against sync_file_range and msync",
 	.device = "disk",
 	.fields = fadvise_fields,
 	.play = play_fadvise,

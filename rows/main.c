@@ -8,6 +8,8 @@
  *                             NAME may be a shell pattern (odirect-multi*)
  *   PROGRAM --render FILE [--engine E] [--part table|notes|pictures|summary]...
  *   PROGRAM --families        the row families it plays, one per line
+ *   PROGRAM --runs            how guest/demo shows it: a line per run, its heading, a tab,
+ *                             its arguments (a run per engine when a family's engine is asked)
  *   PROGRAM --why NAME        plays NAME and shows only the kernel's view of it (rows/why.c);
  *                             the rows of a family with such a view (dontfork_demo's) record
  *                             it every time, unless --no-why
@@ -168,6 +170,38 @@ static unsigned int load(const char *path, unsigned int mask, const char *engine
 	return n;
 }
 
+/*
+ * --runs: the demo's runs as guest/demo shows them. A family whose engine is asked (no device of
+ * its own: pindma) is shown once per engine; the heading joins its families' titles, or is the
+ * command line when none has one.
+ */
+static void print_runs(const char *program, unsigned int mask)
+{
+	static const char *const engines[] = { "cpu", "edu" };
+	char title[512] = "";
+	unsigned int n_engines = 0;
+
+	for (unsigned int f = 0; f < FAM_COUNT; f++) {
+		if (!(mask & (1u << f)))
+			continue;
+		if (!families[f]->device)
+			n_engines = sizeof(engines) / sizeof(engines[0]);
+		if (families[f]->title)
+			snprintf(title + strlen(title), sizeof(title) - strlen(title), "%s%s",
+				 title[0] ? " and " : "", families[f]->title);
+	}
+	for (unsigned int e = 0; e < (n_engines ?: 1); e++) {
+		const char *args = n_engines ? "--engine " : "";
+		const char *engine = n_engines ? engines[e] : "";
+
+		if (title[0])
+			printf("%s: %s\t%s%s\n", program, title, args, engine);
+		else
+			printf("%s%s%s%s\t%s%s\n", program, args[0] ? " " : "", args, engine, args,
+			       engine);
+	}
+}
+
 /* What the command line asks of a demo. */
 struct args {
 	const char *only[MAX_RECORDS];
@@ -192,6 +226,7 @@ static int parse_args(int argc, char **argv, const char *program, unsigned int m
 		{ "why", required_argument, NULL, 'w' },
 		{ "row-child", required_argument, NULL, 'C' },
 		{ "families", no_argument, NULL, 'F' },
+		{ "runs", no_argument, NULL, 'U' },
 		{ "no-why", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -214,6 +249,9 @@ static int parse_args(int argc, char **argv, const char *program, unsigned int m
 			for (unsigned int f = 0; f < FAM_COUNT; f++)
 				if (mask & (1u << f))
 					printf("%s\n", row_family_name(f));
+			return 0;
+		case 'U':
+			print_runs(program, mask);
 			return 0;
 		case 'w':
 			/* --why NAME plays NAME and shows only the kernel's view of it */

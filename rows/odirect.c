@@ -117,6 +117,7 @@ static const struct field odirect_fields[] = {
 
 const struct row_family family_odirect = {
 	.name = "odirect",
+	.title = "O_DIRECT reads in flight while the process forks",
 	.device = "disk",
 	.fields = odirect_fields,
 	.play = play_odirect,

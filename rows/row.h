@@ -22,14 +22,15 @@
 
 /*
  * The family registry: one line per family: its id; its name (which its records carry); the demo
- * that plays its rows (demo/<demo>.c, which plays every family that names it); and the machine
- * they need: "" any guest, or the vm/boot option of a machine of their own (VFIO's --iommu). A
- * family with a machine of its own plays there only, by its demo's name (guest/demo DEMO,
- * rows_test DEMO), never among every demo's rows; make demo boots it a machine of its own, and
- * make test its test program, tests/<name>_rows_test (vm/family-machines.c tells the host). Its
- * family file in rows/ defines family_<name> and play_<name> (or its <file>_play.c does). The
- * enum, the registry (families.c), the plays' declarations and the demos' families are made from
- * this list alone.
+ * that plays its rows (a program vm/guest.mk builds from demo/demo.c, which plays every family
+ * that names it, shown by guest/demo in this order); and the machine they need: "" any guest, or
+ * the vm/boot option of a machine of their own (VFIO's --iommu). A family with a machine of its
+ * own plays there only, by its demo's name (guest/demo DEMO, rows_test DEMO), never among every
+ * demo's rows; make demo boots it a machine of its own, and make test its test program,
+ * <name>_rows_test (rows_test --machine <name>), both told by vm/registry.c. Its family file in
+ * rows/ defines family_<name> and play_<name> (or its <file>_play.c does). The enum, the registry
+ * (families.c), the plays' declarations, the demos and their families are made from this list
+ * alone.
  */
 #define ROW_FAMILIES(X) \
 	/* pindma holds a page (GUP or PIN_LONGTERM), or only mlock() */ \
@@ -38,14 +39,14 @@
 	X(VMSPLICE, vmsplice, consumers_demo, "") \
 	/* io_uring holds it as a fixed buffer (FOLL_PIN | FOLL_LONGTERM) */ \
 	X(IOURING, iouring, consumers_demo, "") \
-	/* an O_DIRECT read in flight holds it */ \
-	X(ODIRECT, odirect, odirect_demo, "") \
 	/* an RDMA MR on Soft-RoCE holds it (ib_umem, FOLL_PIN) */ \
 	X(VERBS, verbs, verbs_demo, "") \
-	/* VFIO's type1 IOMMU maps it for a user-space driver (FOLL_PIN) */ \
-	X(VFIO, vfio, vfio_demo, "--iommu") \
+	/* an O_DIRECT read in flight holds it */ \
+	X(ODIRECT, odirect, odirect_demo, "") \
 	/* not a pin: the article's writeback commands */ \
-	X(FADVISE, fadvise, fadvise_demo, "")
+	X(FADVISE, fadvise, fadvise_demo, "") \
+	/* VFIO's type1 IOMMU maps it for a user-space driver (FOLL_PIN) */ \
+	X(VFIO, vfio, vfio_demo, "--iommu")
 
 #define ROW_FAMILY_ID(id, name, demo, machine) FAM_##id,
 enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };
@@ -275,6 +276,11 @@ typedef int row_play_fn(const struct row *r, const struct play_opts *o, struct r
  */
 struct row_family {
 	const char *name;
+	/*
+	 * What its demo shows of it, in the demo's heading (guest/demo: "DEMO: TITLE and TITLE");
+	 * NULL: the heading is the demo's command line.
+	 */
+	const char *title;
 	/* The device its records name (what holds the page); NULL: pindma's engine asked. */
 	const char *device;
 	/* Its observations, ending in { NULL }: records are written and read from this alone. */
@@ -305,6 +311,12 @@ struct row_family {
 	void (*why)(FILE *f, const struct record *rec);
 	/* Optional: a program's second life, `PROGRAM --row-child NAME`, for plays that re-exec. */
 	int (*row_child)(const char *name);
+	/*
+	 * A family with a machine of its own (its ROW_FAMILIES line names one): what a machine
+	 * lacks for its rows, or NULL. Its test program (<name>_rows_test) skips, saying so, on a
+	 * machine that lacks it, such as a test farm's one boot of the whole suite.
+	 */
+	const char *(*lacks_machine)(void);
 };
 
 extern const struct row_family *const families[FAM_COUNT];

@@ -163,6 +163,7 @@ static const struct field verbs_fields[] = {
 
 const struct row_family family_verbs = {
 	.name = "verbs",
+	.title = "ibv_reg_mr + fork over Soft-RoCE (rxe0 on lo)",
 	.device = "rxe",
 	.fields = verbs_fields,
 	.play = play_verbs,

@@ -153,6 +153,18 @@ static bool has_iommu(void)
 	return found;
 }
 
+/* What a machine lacks for these rows (the family's lacks_machine), or NULL. */
+static const char *vfio_lacks_machine(void)
+{
+	char dev[256];
+
+	if (!has_iommu())
+		return "this machine has no IOMMU (make test boots one: vm/boot --iommu)";
+	if (!lab_pci_find(LAB_EDU_VENDOR, LAB_EDU_DEVICE, dev, sizeof(dev)))
+		return "this machine has no edu PCI device (the lab's QEMU has one)";
+	return NULL;
+}
+
 /* The container, the group and the device; edu's BAR mapped, its bus mastering on. */
 static int open_vfio(struct record *rec, struct vfio *v)
 {
@@ -162,10 +174,9 @@ static int open_vfio(struct record *rec, struct vfio *v)
 	struct vfio_region_info cfg = { .argsz = sizeof(cfg), .index = VFIO_PCI_CONFIG_REGION_INDEX };
 	ssize_t n;
 
-	if (!has_iommu()) {
+	if (vfio_lacks_machine()) {
 		errno = 0;
-		return row_fail(rec, "this machine has no IOMMU (the lab boots one with vm/boot "
-				"--iommu)");
+		return row_fail(rec, "%s", vfio_lacks_machine());
 	}
 	if (bind_edu(rec, dev, sizeof(dev)))
 		return -1;
@@ -427,6 +438,7 @@ static const struct field vfio_fields[] = {
 
 const struct row_family family_vfio = {
 	.name = "vfio",
+	.title = "VFIO_IOMMU_MAP_DMA + fork, a user-space driver of the edu device",
 	.device = "vfio-edu",
 	.fields = vfio_fields,
 	.play = play_vfio,
@@ -434,4 +446,5 @@ const struct row_family family_vfio = {
 	.checks = vfio_checks,
 	.table_header = vfio_header,
 	.table_line = vfio_line,
+	.lacks_machine = vfio_lacks_machine,
 };

@@ -36,20 +36,29 @@ FLAGS := $(OBJ)/.flags
 HEADERS := $(wildcard liblab/*.h rows/*.h) drivers/pindma/uapi/pindma.h $(STAMP) $(FLAGS)
 PLAY = $(OBJ)/rows/$(1)_play.o
 
+# What the family registry (rows/row.h's ROW_FAMILIES) says, as vm/registry.c prints it for make:
+# REGISTRY_DEMOS, the demos (each built from demo/demo.c), and REGISTRY_MACHINE_TESTS, the test
+# programs of the families whose rows need a machine of their own. make writes it, then reads it.
+REGISTRY_MK := $(BUILD)/host/registry.mk
+include $(REGISTRY_MK)
+
 # The programs, by where they go in the guest.
 TESTS := $(patsubst tests/%.c,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.c)) \
 	$(patsubst tests/%.sh,$(GUEST)/lab/tests/%,$(wildcard tests/*_test.sh)) \
+	$(patsubst %,$(GUEST)/lab/tests/%,$(REGISTRY_MACHINE_TESTS)) \
 	$(GUEST)/lab/tests/manifest
 HELPERS := $(patsubst tests/helpers/%.c,$(GUEST)/lab/bin/%,$(wildcard tests/helpers/*.c))
-DEMOS := $(patsubst demo/%.c,$(GUEST)/lab/demo/%,$(wildcard demo/*_demo.c))
+DEMOS := $(patsubst %,$(GUEST)/lab/demo/%,$(REGISTRY_DEMOS))
 # The scripts that run in the guest (guest/init is the initramfs's /init, vm/mkinitramfs.sh).
 GUEST_SCRIPTS := $(patsubst guest/%,$(GUEST)/lab/guest/%,$(filter-out guest/init,$(wildcard guest/*)))
 # The names the guest's shell scripts share with the C programs, made from liblab/lab.h, their one
 # home: sourced by the scripts (. /lab/guest/lab.sh).
 GUEST_LIB_SH := $(GUEST)/lab/guest/lab.sh
-# The families whose rows need a machine of their own, from the registry (vm/family-machines.c): a
-# line each, "NAME DEMO OPTION...". make demo, make test, docs/kernels and guest/demo read it.
+# The families whose rows need a machine of their own, from the registry (vm/registry.c): a line
+# each, "NAME DEMO OPTION...". make demo, make test, docs/kernels and guest/demo read it. And the
+# demos in the registry's order, which guest/demo shows in that order.
 MACHINES := $(GUEST)/lab/machines
+DEMO_LIST := $(GUEST)/lab/demos
 BENCH := $(patsubst bench/%.c,$(GUEST)/lab/bench/%,$(wildcard bench/*.c))
 # The one-file reproducer (repro/repro.c), which tests/repro_test.c plays.
 REPRO := $(GUEST)/lab/repro/repro
@@ -84,7 +93,7 @@ KS_LIST := $(GUEST)/kselftest/kselftest-list.txt $(GUEST)/lab/tests/settings \
 KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(KS_LIST) \
 	$(patsubst $(KSFT)/kselftest/%,$(GUEST)/kselftest/kselftest/%,$(wildcard $(KSFT)/kselftest/*))
 # Programs whose source is gone must leave the guest too.
-STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(MACHINES) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
+STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(MACHINES) $(DEMO_LIST) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
 # written and read with Debian's json-c), and the families a demo plays.
@@ -122,7 +131,7 @@ EXTRA := /usr/bin/rdma /etc/libibverbs.d/rxe.driver /usr/bin/timeout \
 # the planted crash test's beside them), and on the debug kernel the fork switch's two boots.
 DISKS := $(addprefix $(BUILD)/,disk.img disk-rows.img disk-io.img disk-crash.img disk-plants.img \
 	disk-plants-kernel.img disk-plants-crash.img disk-plants-driver.img disk-switch1.img disk-switch2.img)
-all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(MACHINES) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
+all: $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(MACHINES) $(DEMO_LIST) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KMOD) $(KERNEL_ENV) $(COW) $(KSELFTEST) $(DISKS) $(BUILD)/eio.img $(BUILD)/odirect.img
 	@printf '%s\n' $(EXTRA) >$(GUEST).extra.tmp
 	@cmp -s $(GUEST).extra.tmp $(GUEST).extra || mv $(GUEST).extra.tmp $(GUEST).extra
 	@rm -f $(GUEST).extra.tmp
@@ -179,7 +188,11 @@ $(GUEST)/lab/$(1)/%: $(2)/%.c $$(LIBLAB) $$(HEADERS)
 endef
 $(eval $(call program,tests,tests))
 $(eval $(call program,bin,tests/helpers))
-$(eval $(call program,demo,demo))
+# Every demo is demo/demo.c, built with its name.
+$(GUEST)/lab/demo/%: demo/demo.c $(LIBLAB) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DLAB_DEMO='"$*"' $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) \
+		$(filter $(LIBROWS),$^) $(LIBLAB) $(LDLIBS)
 $(eval $(call program,bench,bench))
 
 # The programs the guest runner must find: one missing from the guest fails the run.
@@ -242,14 +255,30 @@ $(GUEST)/lab/guest/%: guest/%
 	install -D -m 755 $< $@
 
 # Built and run on the host: it prints what rows/row.h's registry says, nothing more.
-$(BUILD)/host/family-machines: vm/family-machines.c rows/row.h
+$(BUILD)/host/registry: vm/registry.c rows/row.h
 	@mkdir -p $(@D)
 	$(CC) -Wall -Wextra -Werror -Irows -o $@ $<
 
-$(MACHINES): $(BUILD)/host/family-machines
-	@mkdir -p $(@D)
-	$< >$@.tmp
+$(REGISTRY_MK): $(BUILD)/host/registry
+	$< mk >$@.tmp
 	mv $@.tmp $@
+
+$(MACHINES): $(BUILD)/host/registry
+	@mkdir -p $(@D)
+	$< machines >$@.tmp
+	mv $@.tmp $@
+
+$(DEMO_LIST): $(BUILD)/host/registry
+	@mkdir -p $(@D)
+	$< demos >$@.tmp
+	mv $@.tmp $@
+
+# A family's test program in a machine of its own: rows_test --machine NAME, beside it.
+$(GUEST)/lab/tests/%_rows_test: $(REGISTRY_MK)
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\n# The %s rows in their own machine (rows/row.h, vm/guest.mk)\nexec "$$(dirname "$$0")/rows_test" --machine %s "$$@"\n' \
+		'$*' '$*' >$@
+	chmod 755 $@
 
 # LAB_SWITCH, the fork switch's file: a build that finds none in lab.h fails.
 $(GUEST_LIB_SH): liblab/lab.h

@@ -515,12 +515,12 @@ sec_programs() {
 		{ echo "plants.sh: verbs_play.c has no staging memcpy to take out" >&2; exit 1; }
 	# Linked again only when what goes into it changed (a stamp of it all).
 	vd=$plants/guest/demo/verbs_demo
-	stamp=$(cat "$0" "$plants/verbs_play.c" "$top/demo/verbs_demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
+	stamp=$(cat "$0" "$plants/verbs_play.c" "$top/demo/demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
 		"$top"/drivers/pindma/uapi/*.h "$build/obj/librows.a" "$build/obj/liblab.a" "$tree/.lab-built" | sha1sum)
 	if [[ ! -x $vd || $(cat "$vd.stamp" 2>/dev/null) != "$stamp" ]]; then
 		gcc -O2 -Wall -Wextra -Werror -fno-strict-aliasing -isystem "$tree/usr/include" \
 			-I"$top/liblab" -I"$top/rows" \
-			-I"$top/drivers/pindma/uapi" -o "$vd" "$top/demo/verbs_demo.c" \
+			-I"$top/drivers/pindma/uapi" -DLAB_DEMO='"verbs_demo"' -o "$vd" "$top/demo/demo.c" \
 			"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
 		echo "$stamp" >"$vd.stamp"
 	fi

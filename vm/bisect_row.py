@@ -50,7 +50,8 @@ def say(*lines):
     sys.stdout.flush()
 
 
-# git in the C locale: what git bisect run says is read below, and a translation would hide it.
+# git in the C locale: its words in the bisect's output and logs are the same on every machine
+# (nothing reads them: what git bisect found is read from its refs).
 GIT_ENV = dict(os.environ, LC_ALL='C', LANGUAGE='')
 
 
@@ -202,6 +203,10 @@ class Steps:
         say('%s: building' % subject(self.wt, commit))
         out = {'commit': commit, 'subject': subject(self.wt, commit), 'row': self.row}
         log = os.path.join(self.logs, commit + '.build.log')
+        # What this step's build compiled, as vm/build-kernel.sh writes it (none: nothing built).
+        compiled = os.path.join(self.build, 'linux', '.lab-compiled')
+        if os.path.lexists(compiled):
+            os.unlink(compiled)
         with open(log, 'w', encoding='utf-8') as f:
             p = subprocess.Popen(['make', '-C', top, '--no-print-directory', 'guest'],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -215,8 +220,10 @@ class Steps:
             rc = finish(p)
         with open(log, encoding='utf-8', errors='replace') as f:
             lines = f.read().splitlines()
-        compiled = [line.split()[2] for line in lines if line.startswith('kernel: compiled ')]
-        out['compiled'] = int(compiled[-1]) if compiled else None
+        out['compiled'] = None
+        if os.path.exists(compiled):
+            with open(compiled, encoding='utf-8') as f:
+                out['compiled'] = int(f.read())
         if rc:
             errors = [line for line in lines if re.search(r'\berror\b', line)]
             out.update(kind='nobuild', why='does not build: %s (log: %s)'
@@ -353,8 +360,15 @@ def drive(args):
         print()
     head = git(wt, 'rev-parse', 'HEAD').stdout.strip()
     status = 0
-    if rc == 0 and re.search(r'^\w+ is the first bad commit$', text, re.M):
-        first = git(wt, 'rev-parse', 'refs/bisect/bad').stdout.strip()
+    # What git bisect has left, from its refs (not from what it printed): the commits reachable
+    # from the bad one and from no good one. The bad one alone: it is the first bad commit; more,
+    # every other one skipped: any of them may be.
+    goods = git(wt, 'for-each-ref', '--format=%(objectname)', 'refs/bisect/good-*').stdout.split()
+    skips = set(git(wt, 'for-each-ref', '--format=%(objectname)',
+                    'refs/bisect/skip-*').stdout.split())
+    first = git(wt, 'rev-parse', 'refs/bisect/bad').stdout.strip()
+    left = git(wt, 'rev-list', first, '--not', *goods).stdout.split()
+    if rc == 0 and left == [first]:
         kept = steps.kept(first)
         if not kept or answer(kept, goodv, badv) != 'bad':
             raise Error('git bisect run named %s, but no step of the row answered bad there: '
@@ -375,8 +389,8 @@ def drive(args):
         report += ['    ' + line for line in out['why'].splitlines()]
         status = 3
     else:
-        left = re.findall(r'^[0-9a-f]{40}$', text.split("only 'skip'ped commits left")[-1], re.M) \
-            if "only 'skip'ped commits left" in text else []
+        if len(left) < 2 or not set(left) - {first} <= skips:
+            left = []
         report = ['no single first commit: %s' % (
             'the commits that did not build or could not play the row hide it; it is one of:'
             if left else 'git bisect run ended with status %d' % rc)]

@@ -217,6 +217,9 @@ wait "$kpid" ||
 	{ tail -30 "$tree/.lab-build.log" >&2; die "kernel build failed; full log: $tree/.lab-build.log"; }
 compiled=$(grep -cE '^  (CC|AS)' "$tree/.lab-build.log" || true)
 [[ $cold == 0 ]] || echo "$compiled" >"$tree/.lab-cold-files"
+# How many this build compiled, as data (make bisect records it per step; a call that builds
+# nothing writes none).
+echo "$compiled" >"$tree/.lab-compiled"
 echo "kernel: compiled $compiled files"
 step compile
 printf '%s\n' "${times[@]}" >"$tree/.lab-times"

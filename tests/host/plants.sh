@@ -369,7 +369,9 @@ plant_kernel() {
 	[[ -z $after ]] || scripts+=("$kplant_dir/$after.sed")
 	scripts+=("$kplant_dir/$name.sed")
 	[[ -n $built ]] || { echo "plants.sh: $tree/.lab-built is missing: build the lab's kernel first" >&2; exit 1; }
-	image=$plants/bzImage-$name-$({ echo "$built"; cat "$tree/$rel" "${scripts[@]}"; } | sha1sum | cut -c1-12)
+	# Its UTS version names the plant (KBUILD_BUILD_VERSION: uname -v says "#plant-NAME ..."), so that
+	# a boot's data (guest/init's @@lab-kernel) shows that the planted kernel is the one that ran.
+	image=$plants/bzImage-$name-$({ echo "$built plant-$name"; cat "$tree/$rel" "${scripts[@]}"; } | sha1sum | cut -c1-12)
 	[[ ! -f $image ]] || return 0
 	# In a section (run side by side with the others) nothing is built: built before.
 	[[ -z ${in_section:-} ]] || { echo "plants.sh: the planted kernel $name was not built before the sections" >&2; exit 1; }
@@ -381,8 +383,8 @@ plant_kernel() {
 	done
 	if grep -qF -- "$marker" "$file" && { [[ -z $gone ]] || ! grep -qF -- "$gone" "$file"; } &&
 		unshare "${userns[@]}" -m --propagation private bash -c \
-			'mount --bind "$1" "$2" && exec make -C "$2" ARCH=x86_64 -j"$(nproc)" bzImage' \
-			_ "$ptree" "$tree" >"$plants/kernel-$name.log" 2>&1; then
+			'mount --bind "$1" "$2" && exec make -C "$2" ARCH=x86_64 -j"$(nproc)" KBUILD_BUILD_VERSION="plant-$3" bzImage' \
+			_ "$ptree" "$tree" "$name" >"$plants/kernel-$name.log" 2>&1; then
 		cp "$ptree/arch/x86/boot/bzImage" "$image.tmp"
 		ok=1
 	fi
@@ -814,6 +816,19 @@ sec_runall() {
 	verdict "a guest that hangs turns the run red (vm/boot --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
 }
 
+# planted DATA: the boot whose data channel is DATA ran plant $k's kernel (guest/init's @@lab-kernel,
+# its UTS version: plant_kernel's KBUILD_BUILD_VERSION). Otherwise says which kernel did, and fails.
+planted() {
+	grep -aq "^@@lab-kernel #plant-$k " "$1" && return 0
+	echo "the planted kernel $k did not run: the boot's data says '$(grep -a '^@@lab-kernel ' "$1" | head -1)'; "
+	return 1
+}
+# case_lines DATA CASE: what a kselftest case said in DATA (from its RUN line to its result), a line.
+case_lines() {
+	awk -v c="$2" 'index($0, "RUN") && index($0, " " c " ") { on = 1 } on { printf "%s | ", $0 }
+		on && /^ *(not )?ok [0-9]+ / && index($0, " " c) { exit }' "$1" | cut -c1-1500
+}
+
 sec_kernels() {
 	# The kernel plants' boots (the crash test's in a section of its own: sec_crash).
 	for k in "${kplants[@]}"; do
@@ -840,9 +855,12 @@ sec_kernels() {
 			# match, and the judge, still printing, would die of SIGPIPE (pipefail: no verdict).
 			jrc=0
 			"$py" "$top/tests/ktap.py" data "$plants/$k.data" >"$plants/$k.judged" || jrc=$?
-			grep -aqF -- "$says" "$plants/$k.data" && grep -q '^fadvise_test failed' "$plants/$k.judged" && ok=1
+			why=$(planted "$plants/$k.data") && grep -aqF -- "$says" "$plants/$k.data" &&
+				grep -q '^fadvise_test failed' "$plants/$k.judged" && ok=1
+			# A plant left green says what its case saw, here: the files may be gone by the time
+			# someone reads the run.
 			verdict "$what" "$ok" \
-				"$([[ $ok == 1 ]] || echo "status $rc; the judge's $jrc; see $plants/$k.data, $plants/$k.judged")"
+				"$([[ $ok == 1 ]] || echo "status $rc; the judge's $jrc; ${why}the case said: $(case_lines "$plants/$k.data" "$case"); see $plants/$k.data, $plants/$k.judged")"
 			;;
 		switch_*)
 			plant_kernel "$k"
@@ -870,11 +888,12 @@ sec_kernels() {
 				what="0002's warning and taint on every enable, not once a boot" ;;
 			esac
 			ok=0
-			grep -aqE '^ok [0-9]+ global\.switch_exists_and_is_off_by_default' "$plants/$k.data" &&
+			why=$(planted "$plants/$k.data") &&
+				grep -aqE '^ok [0-9]+ global\.switch_exists_and_is_off_by_default' "$plants/$k.data" &&
 				grep -q '^fork_switch_test failed' "$plants/$k.judged" &&
 				grep -aqE -- "$says" "$plants/$k.data" && ! grep -q '^vm/boot: FAIL' "$plants/$k.out" && ok=1
 			verdict "$what turns fork_switch_test red" "$ok" \
-				"$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; expected '$says'; see $plants/$k.out, $plants/$k.data")"
+				"$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; ${why}expected '$says'; see $plants/$k.out, $plants/$k.data")"
 			;;
 		vfio_foll_get | vfio_short)
 			plant_kernel "$k"
@@ -900,7 +919,7 @@ sec_kernels() {
 				what="VFIO's type1 IOMMU pinning without FOLL_LONGTERM turns vfio_rows_test red (the page's zone by pagemap and zoneinfo)"
 			fi
 			ok=0
-			if grep -aqE '^ok [0-9]+ vfio-no-fork@vfio-edu verdict$' "$d" &&
+			if why=$(planted "$d") && grep -aqE '^ok [0-9]+ vfio-no-fork@vfio-edu verdict$' "$d" &&
 				grep -q '^vfio_rows_test failed' "$plants/$k.judged" &&
 				! grep -q '^vm/boot: FAIL' "$plants/$k.out"; then
 				ok=1
@@ -909,7 +928,7 @@ sec_kernels() {
 				done
 			fi
 			verdict "$what" "$ok" \
-				"$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; see $plants/$k.out, $d")"
+				"$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; ${why}see $plants/$k.out, $d")"
 			;;
 		gup_fast_race)
 			plant_kernel "$k"
@@ -917,10 +936,11 @@ sec_kernels() {
 			VM_SMP=2 VM_KERNEL=$image "$top/vm/boot" --name plant-gup-fast --out "$plants/gup_fast.data" \
 				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
 			ok=0
-			[[ $rc != 0 ]] && grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at mm/gup.c:[0-9]+ ' "$plants/gup_fast.out" &&
+			why=$(planted "$plants/gup_fast.data") && [[ $rc != 0 ]] &&
+				grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at mm/gup.c:[0-9]+ ' "$plants/gup_fast.out" &&
 				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_fast.data" && ok=1
 			verdict "a fork() let into GUP-fast's check after it read the switch once, racing its first enable, turns the run red (vm/boot: warn)" \
-				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/gup_fast.out")"
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc; ${why}see $plants/gup_fast.out")"
 			;;
 		gup_fast_gate)
 			plant_kernel "$k"
@@ -929,10 +949,11 @@ sec_kernels() {
 			ok=0
 			jrc=0
 			"$py" "$top/tests/ktap.py" data "$plants/gup_gate.data" >"$plants/gup_gate.judged" || jrc=$?
-			[[ $rc == 0 && $jrc == 0 ]] && grep -qx 'fork_pin_race_test ok' "$plants/gup_gate.judged" &&
+			why=$(planted "$plants/gup_gate.data") && [[ $rc == 0 && $jrc == 0 ]] &&
+				grep -qx 'fork_pin_race_test ok' "$plants/gup_gate.judged" &&
 				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_gate.data" && ok=1
 			verdict "the same fork() let into 0002's check as it is, which reads the switch per page after the flag, leaves the run green" \
-				"$ok" "$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; see $plants/gup_gate.out, $plants/gup_gate.judged")"
+				"$ok" "$([[ $ok == 1 ]] || echo "status $rc, the judge's $jrc; ${why}see $plants/gup_gate.out, $plants/gup_gate.judged")"
 			;;
 		esac
 	done

@@ -170,35 +170,39 @@ static unsigned int load(const char *path, unsigned int mask, const char *engine
 	return n;
 }
 
+const char *const row_engines[ROW_ENGINES] = { "cpu", "edu" };
+
+static bool is_engine(const char *name)
+{
+	for (unsigned int e = 0; e < ROW_ENGINES; e++)
+		if (!strcmp(name, row_engines[e]))
+			return true;
+	return !strcmp(name, "auto");
+}
+
 /*
- * --runs: the demo's runs as guest/demo shows them. A family whose engine is asked (no device of
- * its own: pindma) is shown once per engine; the heading joins its families' titles, or is the
- * command line when none has one.
+ * --runs: the demo's runs as guest/demo shows them, a line each: the heading, a tab, the
+ * arguments. A family whose engine is asked (no device of its own: pindma) is shown once per
+ * engine; the heading is the demo's name, its families' titles, and the engine.
  */
 static void print_runs(const char *program, unsigned int mask)
 {
-	static const char *const engines[] = { "cpu", "edu" };
-	char title[512] = "";
-	unsigned int n_engines = 0;
+	char title[512] = "", args[32] = "";
+	unsigned int n_engines = 1;
 
 	for (unsigned int f = 0; f < FAM_COUNT; f++) {
 		if (!(mask & (1u << f)))
 			continue;
 		if (!families[f]->device)
-			n_engines = sizeof(engines) / sizeof(engines[0]);
+			n_engines = ROW_ENGINES;
 		if (families[f]->title)
 			snprintf(title + strlen(title), sizeof(title) - strlen(title), "%s%s",
-				 title[0] ? " and " : "", families[f]->title);
+				 title[0] ? " and " : ": ", families[f]->title);
 	}
-	for (unsigned int e = 0; e < (n_engines ?: 1); e++) {
-		const char *args = n_engines ? "--engine " : "";
-		const char *engine = n_engines ? engines[e] : "";
-
-		if (title[0])
-			printf("%s: %s\t%s%s\n", program, title, args, engine);
-		else
-			printf("%s%s%s%s\t%s%s\n", program, args[0] ? " " : "", args, engine, args,
-			       engine);
+	for (unsigned int e = 0; e < n_engines; e++) {
+		if (n_engines > 1)
+			snprintf(args, sizeof(args), "--engine %s", row_engines[e]);
+		printf("%s%s%s%s\t%s\n", program, title, args[0] ? " " : "", args, args);
 	}
 }
 
@@ -212,7 +216,7 @@ struct args {
 	struct play_opts play;
 };
 
-/* The options into *a: -1, or the status to exit with at once (--families, --row-child). */
+/* The options into *a: -1, or the status to exit with at once (--families, --runs, --row-child). */
 static int parse_args(int argc, char **argv, const char *program, unsigned int mask,
 		      struct args *a)
 {
@@ -265,7 +269,7 @@ static int parse_args(int argc, char **argv, const char *program, unsigned int m
 			a->only[a->n_only++] = optarg;
 			break;
 		case 'e':
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "edu") && strcmp(optarg, "auto"))
+			if (!is_engine(optarg))
 				usage(program);
 			a->engine = a->play.engine = optarg;
 			break;

@@ -28,9 +28,9 @@
  * own plays there only, by its demo's name (guest/demo DEMO, rows_test DEMO), never among every
  * demo's rows; make demo boots it a machine of its own, and make test its test program,
  * <name>_rows_test (rows_test --machine <name>), both told by vm/registry.c. Its family file in
- * rows/ defines family_<name> and play_<name> (or its <file>_play.c does). The enum, the registry
- * (families.c), the plays' declarations, the demos and their families are made from this list
- * alone.
+ * rows/ defines family_<name> and play_<name> (or its <file>_play.c does, which its demo's link
+ * lines in vm/guest.mk name). The enum, the registry (families.c), the plays' declarations, the
+ * demos and their families are made from this list.
  */
 #define ROW_FAMILIES(X) \
 	/* pindma holds a page (GUP or PIN_LONGTERM), or only mlock() */ \
@@ -379,6 +379,13 @@ struct era_rules {
 const struct era_rules *expect_rules(void);
 /* The tables this build knows, by registry name, oldest first, blank-separated. */
 void expect_tables(char *out, size_t n);
+
+/*
+ * The engines the rows of a family without a device of its own (pindma) are played with, a run of
+ * its demo each (guest/demo), besides "auto" (main.c).
+ */
+#define ROW_ENGINES 2
+extern const char *const row_engines[ROW_ENGINES];
 
 /* main.c: the demos' shared main: --only, --json, --records FILE, --render FILE, --engine. */
 int rows_main(int argc, char **argv, const char *program);

@@ -172,11 +172,12 @@ static int open_vfio(struct record *rec, struct vfio *v)
 	struct vfio_group_status status = { .argsz = sizeof(status) };
 	struct vfio_region_info bar = { .argsz = sizeof(bar), .index = VFIO_PCI_BAR0_REGION_INDEX };
 	struct vfio_region_info cfg = { .argsz = sizeof(cfg), .index = VFIO_PCI_CONFIG_REGION_INDEX };
+	const char *lacks = vfio_lacks_machine();
 	ssize_t n;
 
-	if (vfio_lacks_machine()) {
+	if (lacks) {
 		errno = 0;
-		return row_fail(rec, "%s", vfio_lacks_machine());
+		return row_fail(rec, "%s", lacks);
 	}
 	if (bind_edu(rec, dev, sizeof(dev)))
 		return -1;

@@ -564,15 +564,16 @@ def vanished(programs, manifest):
 # skips DEBUG_VM's check that pinned pages are exclusive for the rest of the boot (and taints the
 # kernel TAINT_USER): on the debug kernel they run in boots of their own (tests/run-all), and every
 # other program must start with the taint clear, the check live.
-# Every rows_test plays the rows that set it, a family's in its own machine (NAME_rows_test) too.
+# Every rows_test plays the rows that set it, a family's in its own machine (NAME_rows_test, a name
+# vm/guest.mk gives only those programs) too.
 SWITCH_SETTERS = ('cow_test', 'fork_pin_race_test', 'fork_switch_test', 'repro_test',
                   'rows_test')
+TAINT_USER = 1 << 6
 
 
 def sets_switch(name):
     """Whether program NAME turns the fork switch on (SWITCH_SETTERS, or a family's rows_test)."""
     return name in SWITCH_SETTERS or name.endswith('_rows_test')
-TAINT_USER = 1 << 6
 
 
 def debug_vm_unchecked(programs):

@@ -96,7 +96,12 @@ KSELFTEST := $(GUEST)/kselftest/run_kselftest.sh $(KS_LIST) \
 STALE := $(filter-out $(TESTS) $(HELPERS) $(DEMOS) $(GUEST_SCRIPTS) $(GUEST_LIB_SH) $(MACHINES) $(DEMO_LIST) $(BENCH) $(REPRO) $(DOCS) $(MODULES) $(KERNEL_ENV) $(COW) $(KSELFTEST),$(shell find $(GUEST) -type f 2>/dev/null))
 
 # What each program needs beyond its own source and liblab: the row layer (records are JSON,
-# written and read with Debian's json-c), and the families a demo plays.
+# written and read with Debian's json-c), and the families a demo plays: a play of its own file,
+# rows/<file>_play.c, and the libraries it needs, named here per demo. Each demo named here must be
+# one of the registry's (checked once make has read the registry's list).
+DEMO_LINKS := dontfork_demo consumers_demo odirect_demo fadvise_demo verbs_demo
+$(if $(wildcard $(REGISTRY_MK)),$(foreach d,$(DEMO_LINKS),$(if $(filter $(d),$(REGISTRY_DEMOS)),,\
+	$(error vm/guest.mk links $(d), which no line of ROW_FAMILIES (rows/row.h) names))))
 ROWS_PROGRAMS := $(DEMOS) $(GUEST)/lab/tests/rows_test
 $(ROWS_PROGRAMS): $(LIBROWS)
 $(ROWS_PROGRAMS): private LDLIBS += -ljson-c
@@ -259,24 +264,26 @@ $(BUILD)/host/registry: vm/registry.c rows/row.h
 	@mkdir -p $(@D)
 	$(CC) -Wall -Wextra -Werror -Irows -o $@ $<
 
+# Each rewritten only when what the registry says changed (an edit of a comment in rows/row.h
+# rebuilds the tool, not what depends on its lists).
 $(REGISTRY_MK): $(BUILD)/host/registry
 	$< mk >$@.tmp
-	mv $@.tmp $@
+	cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 $(MACHINES): $(BUILD)/host/registry
 	@mkdir -p $(@D)
 	$< machines >$@.tmp
-	mv $@.tmp $@
+	cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 $(DEMO_LIST): $(BUILD)/host/registry
 	@mkdir -p $(@D)
 	$< demos >$@.tmp
-	mv $@.tmp $@
+	cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 # A family's test program in a machine of its own: rows_test --machine NAME, beside it.
-$(GUEST)/lab/tests/%_rows_test: $(REGISTRY_MK)
+$(GUEST)/lab/tests/%_rows_test: $(REGISTRY_MK) vm/guest.mk
 	@mkdir -p $(@D)
-	printf '#!/bin/sh\n# The %s rows in their own machine (rows/row.h, vm/guest.mk)\nexec "$$(dirname "$$0")/rows_test" --machine %s "$$@"\n' \
+	printf '#!/bin/sh\n# The %s rows in their own machine (rows/row.h, vm/guest.mk)\nexec "$$(dirname "$$0")/rows_test" --machine %s\n' \
 		'$*' '$*' >$@
 	chmod 755 $@
 

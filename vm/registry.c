@@ -11,23 +11,27 @@
  *                       (demo/demo.c, once per demo) and the test programs of the families with
  *                       a machine of their own (NAME_rows_test: rows_test --machine NAME)
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "row.h"
 
-static const char *const demos[] = {
-#define DEMO(id, name, demo, machine) #demo,
-	ROW_FAMILIES(DEMO)
+static const struct {
+	const char *name, *demo, *machine;
+} lines[] = {
+#define LINE(id, name, demo, machine) { #name, #demo, machine },
+	ROW_FAMILIES(LINE)
+#undef LINE
 };
 
-/* Whether demos[i] is the first line to name its demo. */
-static int first(unsigned int i)
+/* Whether line i is the first to name its demo. */
+static bool first(unsigned int i)
 {
 	for (unsigned int j = 0; j < i; j++)
-		if (!strcmp(demos[j], demos[i]))
-			return 0;
-	return 1;
+		if (!strcmp(lines[j].demo, lines[i].demo))
+			return false;
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -35,24 +39,22 @@ int main(int argc, char **argv)
 	const char *what = argc == 2 ? argv[1] : "";
 
 	if (!strcmp(what, "machines")) {
-#define MACHINE(id, name, demo, machine) \
-	if ((machine)[0]) \
-		printf("%s %s %s\n", #name, #demo, machine);
-		ROW_FAMILIES(MACHINE)
+		for (unsigned int i = 0; i < FAM_COUNT; i++)
+			if (lines[i].machine[0])
+				printf("%s %s %s\n", lines[i].name, lines[i].demo, lines[i].machine);
 	} else if (!strcmp(what, "demos")) {
 		for (unsigned int i = 0; i < FAM_COUNT; i++)
 			if (first(i))
-				printf("%s\n", demos[i]);
+				printf("%s\n", lines[i].demo);
 	} else if (!strcmp(what, "mk")) {
 		printf("REGISTRY_DEMOS :=");
 		for (unsigned int i = 0; i < FAM_COUNT; i++)
 			if (first(i))
-				printf(" %s", demos[i]);
+				printf(" %s", lines[i].demo);
 		printf("\nREGISTRY_MACHINE_TESTS :=");
-#define MACHINE_TEST(id, name, demo, machine) \
-	if ((machine)[0]) \
-		printf(" %s_rows_test", #name);
-		ROW_FAMILIES(MACHINE_TEST)
+		for (unsigned int i = 0; i < FAM_COUNT; i++)
+			if (lines[i].machine[0])
+				printf(" %s_rows_test", lines[i].name);
 		printf("\n");
 	} else {
 		fprintf(stderr, "usage: %s machines|demos|mk\n", argv[0]);

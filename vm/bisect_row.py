@@ -203,10 +203,6 @@ class Steps:
         say('%s: building' % subject(self.wt, commit))
         out = {'commit': commit, 'subject': subject(self.wt, commit), 'row': self.row}
         log = os.path.join(self.logs, commit + '.build.log')
-        # What this step's build compiled, as vm/build-kernel.sh writes it (none: nothing built).
-        compiled = os.path.join(self.build, 'linux', '.lab-compiled')
-        if os.path.lexists(compiled):
-            os.unlink(compiled)
         with open(log, 'w', encoding='utf-8') as f:
             p = subprocess.Popen(['make', '-C', top, '--no-print-directory', 'guest'],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -220,10 +216,14 @@ class Steps:
             rc = finish(p)
         with open(log, encoding='utf-8', errors='replace') as f:
             lines = f.read().splitlines()
+        # What this step's build compiled, as vm/build-kernel.sh wrote it in the tree it built
+        # (none: it built nothing).
         out['compiled'] = None
-        if os.path.exists(compiled):
-            with open(compiled, encoding='utf-8') as f:
+        try:
+            with open(os.path.join(self.build, 'linux', '.lab-compiled'), encoding='utf-8') as f:
                 out['compiled'] = int(f.read())
+        except (OSError, ValueError):
+            pass
         if rc:
             errors = [line for line in lines if re.search(r'\berror\b', line)]
             out.update(kind='nobuild', why='does not build: %s (log: %s)'
@@ -317,6 +317,22 @@ def step():
     return ANSWER[a]
 
 
+def bisect_left(wt):
+    """What git bisect has left in worktree wt, from its refs (not from what it printed): the bad
+    commit, and the commits that may be the first bad one. The bad one alone: it is; with others,
+    every one of them skipped: any of them may be; [] when some were never tested. (It mirrors
+    git's own candidates: a bisect started with other terms, --first-parent or paths would need
+    the same here.)"""
+    goods = git(wt, 'for-each-ref', '--format=%(objectname)', 'refs/bisect/good-*').stdout.split()
+    skips = set(git(wt, 'for-each-ref', '--format=%(objectname)',
+                    'refs/bisect/skip-*').stdout.split())
+    first = git(wt, 'rev-parse', 'refs/bisect/bad').stdout.strip()
+    left = git(wt, 'rev-list', first, '--not', *goods).stdout.split()
+    if len(left) > 1 and not (set(left) - {first}).issubset(skips):
+        left = []
+    return first, left
+
+
 def drive(args):
     tree, row, good, bad = check_input(args)
     state = os.path.join(cache, 'bisect', '%s-%s' % (
@@ -360,14 +376,7 @@ def drive(args):
         print()
     head = git(wt, 'rev-parse', 'HEAD').stdout.strip()
     status = 0
-    # What git bisect has left, from its refs (not from what it printed): the commits reachable
-    # from the bad one and from no good one. The bad one alone: it is the first bad commit; more,
-    # every other one skipped: any of them may be.
-    goods = git(wt, 'for-each-ref', '--format=%(objectname)', 'refs/bisect/good-*').stdout.split()
-    skips = set(git(wt, 'for-each-ref', '--format=%(objectname)',
-                    'refs/bisect/skip-*').stdout.split())
-    first = git(wt, 'rev-parse', 'refs/bisect/bad').stdout.strip()
-    left = git(wt, 'rev-list', first, '--not', *goods).stdout.split()
+    first, left = bisect_left(wt)
     if rc == 0 and left == [first]:
         kept = steps.kept(first)
         if not kept or answer(kept, goodv, badv) != 'bad':
@@ -389,8 +398,7 @@ def drive(args):
         report += ['    ' + line for line in out['why'].splitlines()]
         status = 3
     else:
-        if len(left) < 2 or not set(left) - {first} <= skips:
-            left = []
+        left = left if len(left) > 1 else []
         report = ['no single first commit: %s' % (
             'the commits that did not build or could not play the row hide it; it is one of:'
             if left else 'git bisect run ended with status %d' % rc)]

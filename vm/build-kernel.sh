@@ -79,6 +79,7 @@ link() {
 # tree changes behind the lab's back: Kbuild is asked every time, and decides what is stale.
 built() { [[ -z $LAB_KSRC && -f $tree/.lab-built && $(<"$tree/.lab-built") == "$hash" ]]; }
 if built; then
+	rm -f "$tree/.lab-compiled"
 	link
 	exit 0
 fi
@@ -87,6 +88,7 @@ fi
 exec 9>"$cachedir/.lock"
 flock 9
 if built; then
+	rm -f "$tree/.lab-compiled"
 	link
 	exit 0
 fi
@@ -217,8 +219,8 @@ wait "$kpid" ||
 	{ tail -30 "$tree/.lab-build.log" >&2; die "kernel build failed; full log: $tree/.lab-build.log"; }
 compiled=$(grep -cE '^  (CC|AS)' "$tree/.lab-build.log" || true)
 [[ $cold == 0 ]] || echo "$compiled" >"$tree/.lab-cold-files"
-# How many this build compiled, as data (make bisect records it per step; a call that builds
-# nothing writes none).
+# How many this build compiled, as data (make bisect records it per step; a call that finds the
+# tree built removes it).
 echo "$compiled" >"$tree/.lab-compiled"
 echo "kernel: compiled $compiled files"
 step compile

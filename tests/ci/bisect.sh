@@ -177,6 +177,8 @@ for c in "$U" "$F" "$R" "$X"; do
 	if [[ $n == None ]] || ((n * 10 >= cold)); then
 		fail "the step of ${c:0:12} compiled $n files, a build from nothing $cold: not incremental"
 	fi
+	# U, F and R each change a .c file: a step that compiled nothing did not build them.
+	[[ $c == "$X" ]] || ((n >= 1)) || fail "the step of ${c:0:12} compiled no file, though it changes one"
 	echo "ok: ${c:0:12} compiled $n files (a build from nothing: $cold)"
 done
 refused same-verdict "GOOD and BAD both give ORPHANED" GOOD="$R" BAD="$X" ROW=pin

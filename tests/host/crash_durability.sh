@@ -35,6 +35,9 @@ fi
 # and the console is written as the kernel prints. The check boot's counts come on the data
 # channel, which the console's kernel messages never interleave.
 write_log=$build/logs/$name-write.log
+# The write boot's data channel holds only what guest/init writes at once (which kernel runs: make
+# plants holds its planted kernel to it).
+write_data=$build/logs/$name-write.data
 check_log=$build/logs/$name-check.data
 # The guest's port write makes QEMU exit with status 2 * 0x2a + 1 (crash_helper.c): vm/boot then
 # fails saying so (its reasons, NUL-ended, in $cut), and must say nothing else (no splat, no timeout).
@@ -42,10 +45,10 @@ cut=$(mktemp)
 trap 'rm -f "$cut"' EXIT
 # The logs of an earlier run must not be read as this one's (vm/boot writes a log only once QEMU
 # starts).
-rm -f "$write_log" "$check_log"
+rm -f "$write_log" "$write_data" "$check_log"
 # A long boot (its writes at 1 MiB/s): it takes its slot before shorter ones (VM_SLOT_FIRST).
 VM_SLOT_FIRST=1 VM_QEMU_ARGS="${VM_QEMU_ARGS:-} -device isa-debug-exit,iobase=0xf4,iosize=0x04" \
-	"${run[@]}" --name "$name-write" --fails "$cut" --expect-reset -- /lab/bin/crash_helper write \
+	"${run[@]}" --name "$name-write" --out "$write_data" --fails "$cut" --expect-reset -- /lab/bin/crash_helper write \
 	>/dev/null 2>&1 || true
 # The kernel's word on the data file's pages right after the calls, before the cut.
 left=$(grep -aoE 'after wait-write-wait [0-9]+ pages dirty, [0-9]+ under writeback' "$write_log" || true)

@@ -331,7 +331,8 @@ for f in "$kplant_dir"/*.sed; do
 		{ echo "plants.sh: $f is planted by nothing here" >&2; exit 1; }
 done
 # plant_kernel NAME: the lab's tree with NAME's script (after the one it names) applied to its file,
-# which must then hold its marker (and no longer what it names gone), built (only FILE's object and the link are redone) and kept
+# which must then hold its marker (and no longer what it names gone), built (only FILE's object,
+# init/version*.o for its UTS version, and the link are redone) and kept
 # as $plants/bzImage-NAME-HASH, HASH naming the tree as the lab built it and the plant: a warm run
 # builds nothing. Sets $image. Planted and built in $plants/tree, a private copy of the tree, never in
 # the tree itself, which other guests, of this run or of another clone sharing the cache, may be
@@ -341,6 +342,7 @@ done
 # the tree (unshare(1)): Kbuild's objtool records absolute paths, and a copy built elsewhere
 # rebuilt all of the kernel.
 built=$(cat "$tree/.lab-built" 2>/dev/null || true)
+release=$(cat "$tree/include/config/kernel.release" 2>/dev/null || true)
 ptree=$plants/tree
 # Not root: the mount namespace in a user namespace of the caller's own.
 userns=()
@@ -371,7 +373,10 @@ plant_kernel() {
 	[[ -n $built ]] || { echo "plants.sh: $tree/.lab-built is missing: build the lab's kernel first" >&2; exit 1; }
 	# Its UTS version names the plant (KBUILD_BUILD_VERSION: uname -v says "#plant-NAME ..."), so that
 	# a boot's data (guest/init's @@lab-kernel) shows that the planted kernel is the one that ran.
-	image=$plants/bzImage-$name-$({ echo "$built plant-$name"; cat "$tree/$rel" "${scripts[@]}"; } | sha1sum | cut -c1-12)
+	# The tree's path and release are in the name too: a new source package may leave .lab-built
+	# and the planted file as they were.
+	image=$plants/bzImage-$name-$({ echo "$built plant-$name $tree $release"; cat "$tree/$rel" "${scripts[@]}"; } |
+		sha1sum | cut -c1-12)
 	[[ ! -f $image ]] || return 0
 	# In a section (run side by side with the others) nothing is built: built before.
 	[[ -z ${in_section:-} ]] || { echo "plants.sh: the planted kernel $name was not built before the sections" >&2; exit 1; }
@@ -816,11 +821,12 @@ sec_runall() {
 	verdict "a guest that hangs turns the run red (vm/boot --timeout)" "$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/hang.out")"
 }
 
-# planted DATA: the boot whose data channel is DATA ran plant $k's kernel (guest/init's @@lab-kernel,
-# its UTS version: plant_kernel's KBUILD_BUILD_VERSION). Otherwise says which kernel did, and fails.
+# planted NAME DATA: the boot whose data channel is DATA ran plant NAME's kernel (guest/init's
+# @@lab-kernel, its UTS version: plant_kernel's KBUILD_BUILD_VERSION). Otherwise says which kernel
+# did, and fails.
 planted() {
-	grep -aq "^@@lab-kernel #plant-$k " "$1" && return 0
-	echo "the planted kernel $k did not run: the boot's data says '$(grep -a '^@@lab-kernel ' "$1" | head -1)'; "
+	grep -aqsF "@@lab-kernel $release #plant-$1 " "$2" && return 0
+	echo "the planted kernel $1 did not run: the boot's data ($2) says '$(grep -as '^@@lab-kernel ' "$2" | head -1)'; "
 	return 1
 }
 # case_lines DATA CASE: what a kselftest case said in DATA (from its RUN line to its result), a line.
@@ -855,7 +861,7 @@ sec_kernels() {
 			# match, and the judge, still printing, would die of SIGPIPE (pipefail: no verdict).
 			jrc=0
 			"$py" "$top/tests/ktap.py" data "$plants/$k.data" >"$plants/$k.judged" || jrc=$?
-			why=$(planted "$plants/$k.data") && grep -aqF -- "$says" "$plants/$k.data" &&
+			why=$(planted "$k" "$plants/$k.data") && grep -aqF -- "$says" "$plants/$k.data" &&
 				grep -q '^fadvise_test failed' "$plants/$k.judged" && ok=1
 			# A plant left green says what its case saw, here: the files may be gone by the time
 			# someone reads the run.
@@ -888,7 +894,7 @@ sec_kernels() {
 				what="0002's warning and taint on every enable, not once a boot" ;;
 			esac
 			ok=0
-			why=$(planted "$plants/$k.data") &&
+			why=$(planted "$k" "$plants/$k.data") &&
 				grep -aqE '^ok [0-9]+ global\.switch_exists_and_is_off_by_default' "$plants/$k.data" &&
 				grep -q '^fork_switch_test failed' "$plants/$k.judged" &&
 				grep -aqE -- "$says" "$plants/$k.data" && ! grep -q '^vm/boot: FAIL' "$plants/$k.out" && ok=1
@@ -919,7 +925,7 @@ sec_kernels() {
 				what="VFIO's type1 IOMMU pinning without FOLL_LONGTERM turns vfio_rows_test red (the page's zone by pagemap and zoneinfo)"
 			fi
 			ok=0
-			if why=$(planted "$d") && grep -aqE '^ok [0-9]+ vfio-no-fork@vfio-edu verdict$' "$d" &&
+			if why=$(planted "$k" "$d") && grep -aqE '^ok [0-9]+ vfio-no-fork@vfio-edu verdict$' "$d" &&
 				grep -q '^vfio_rows_test failed' "$plants/$k.judged" &&
 				! grep -q '^vm/boot: FAIL' "$plants/$k.out"; then
 				ok=1
@@ -936,7 +942,7 @@ sec_kernels() {
 			VM_SMP=2 VM_KERNEL=$image "$top/vm/boot" --name plant-gup-fast --out "$plants/gup_fast.data" \
 				-- /lab/guest/run-tests fork_pin_race >"$plants/gup_fast.out" 2>&1 || rc=$?
 			ok=0
-			why=$(planted "$plants/gup_fast.data") && [[ $rc != 0 ]] &&
+			why=$(planted "$k" "$plants/gup_fast.data") && [[ $rc != 0 ]] &&
 				grep -qE 'WARNING: CPU: [0-9]+ PID: [0-9]+ at mm/gup.c:[0-9]+ ' "$plants/gup_fast.out" &&
 				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_fast.data" && ok=1
 			verdict "a fork() let into GUP-fast's check after it read the switch once, racing its first enable, turns the run red (vm/boot: warn)" \
@@ -949,7 +955,7 @@ sec_kernels() {
 			ok=0
 			jrc=0
 			"$py" "$top/tests/ktap.py" data "$plants/gup_gate.data" >"$plants/gup_gate.judged" || jrc=$?
-			why=$(planted "$plants/gup_gate.data") && [[ $rc == 0 && $jrc == 0 ]] &&
+			why=$(planted "$k" "$plants/gup_gate.data") && [[ $rc == 0 && $jrc == 0 ]] &&
 				grep -qx 'fork_pin_race_test ok' "$plants/gup_gate.judged" &&
 				grep -aq 'plant: a fork() shared the pinned page inside the window' "$plants/gup_gate.data" && ok=1
 			verdict "the same fork() let into 0002's check as it is, which reads the switch per page after the flag, leaves the run green" \
@@ -971,8 +977,10 @@ sec_crash() {
 		ok=0
 		# Red through the page states read right after the calls (pages left in flight), with the
 		# power cut seen (this boot's QEMU ran), or, should the cut have come before the states were
-		# read, through the data lost.
-		if [[ $rc != 0 ]] && grep -qE '^# after wait-write-wait ([1-9][0-9]* pages dirty|[0-9]+ pages dirty, [1-9][0-9]* under writeback)' "$plants/crash.out" &&
+		# read, through the data lost; the write boot ran the planted kernel.
+		if ! why=$(planted "$k" "$build/logs/plant-crash-write.data"); then
+			:
+		elif [[ $rc != 0 ]] && grep -qE '^# after wait-write-wait ([1-9][0-9]* pages dirty|[0-9]+ pages dirty, [1-9][0-9]* under writeback)' "$plants/crash.out" &&
 			grep -q '^not ok 1 ' "$plants/crash.out" && grep -q 'QEMU exited with status 85;' "$plants/crash.out"; then
 			ok=1
 		elif [[ $rc != 0 ]] && grep -q '^not ok 2 every page written with wait-write-wait survived the power cut$' "$plants/crash.out" &&
@@ -980,7 +988,7 @@ sec_crash() {
 			ok=1
 		fi
 		verdict "WRITE_WAIT and ASYNC_WRITE returning 0 at once turn the crash test red (the power cut on the slow disk)" \
-			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; see $plants/crash.out")"
+			"$ok" "$([[ $ok == 1 ]] || echo "status $rc; ${why}see $plants/crash.out")"
 	done
 }
 

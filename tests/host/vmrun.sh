@@ -281,7 +281,7 @@ vmrun() {
 	rm -f "$b/seen"
 	rc=0
 	local cmd=(env -u VM_QUIET -u VM_SLOT_FIRST PATH="$b/bin:$PATH" BUILD="$b" VM_ACCEL=tcg VM_SMP=1
-		VM_TIMEOUT=20 "$@" timeout -k 5 60 "$top/vm/boot" --name "$name" ${GDB:+--gdb} -- true)
+		VM_TIMEOUT=20 "$@" timeout -k 5 60 "$top/vm/boot" --name "$name" ${GDB:+--gdb} ${OUT:+--out "$OUT"} -- true)
 	if [[ ${BG:-} == 1 ]]; then
 		"${cmd[@]}" >"$b/$name.out" 2>"$b/$name.err" &
 		waiter=$!
@@ -352,20 +352,22 @@ init_data=$(sed -n 's/.*echo "\(@@lab-uptime init\) \$init_at".*/\1/p' "$top/gue
 echo "$init_line" >"$b/init-line"
 echo "$init_data" >"$b/init-data"
 echo noinit >"$b/mode"
+# Its data channel a file that an earlier boot left holding /init's line: this boot's must not count.
+echo "$init_data 9.99" >"$b/stale.data"
 SECONDS=0
-vmrun noinit VM_SLOTS=1 VM_BOOT_TIMEOUT=1
+OUT=$b/stale.data vmrun noinit VM_SLOTS=1 VM_BOOT_TIMEOUT=1
 took=$SECONDS
 ok=0
 # QEMU ends with status 0 on its TERM: what a guest that ended lacks is not reported.
 [[ $rc != 0 ]] && grep -q 'had not reached /init after 1s' "$b/noinit.err" &&
 	! grep -qE 'timed out after|without the exit marker|without handing over' "$b/noinit.err" && ok=1
-verdict "$ok" "vm/boot stops a boot that has not reached /init at its deadline (VM_BOOT_TIMEOUT), and fails" \
+verdict "$ok" "vm/boot stops a boot that has not reached /init at its deadline (VM_BOOT_TIMEOUT), and fails, whatever its --out file held before" \
 	"status $rc after $took s: $(tr '\n' '|' <"$b/noinit.err")"
 
 echo init >"$b/mode"
 vmrun booted VM_SLOTS=1 VM_BOOT_TIMEOUT=6 VM_TIMEOUT=10
 ok=0
-[[ -n $init_line && -n $init_data ]] && grep -qF "'^$init_data '" "$top/vm/boot" && grep -q 'timed out after 10s' "$b/booted.err" &&
+[[ -n $init_line && -n $init_data ]] && grep -q 'timed out after 10s' "$b/booted.err" &&
 	! grep -q 'had not reached /init' "$b/booted.err" && grep -qF "$init_line 0.50 s" "$b/booted.out" && ok=1
 verdict "$ok" "vm/boot lets a boot that reached /init (guest/init's data line) run on past its deadline, its console shown" \
 	"guest/init's lines: '$init_line', '$init_data'; status $rc: $(tr '\n' '|' <"$b/booted.err"); shown: $(tr '\n' '|' <"$b/booted.out")"

@@ -155,6 +155,32 @@ static const struct expectation v6_1[] = {
 	{ "fadvise-msync-async", "NOTHING" },
 	{ "fadvise-control", "NOTHING" },
 
+	/*
+	 * child: the parent stays coherent in every row (the pin is FOLL_PIN | FOLL_LONGTERM);
+	 * what decides the child's side is the VMA flag dup_mmap() reads, and none of that
+	 * changed between 6.1 and 6.12, whose table has none of these rows. A private anonymous
+	 * VMA: fork copies the maybe-pinned page for the child since 70e806e4e645 ("mm: Do early
+	 * cow for pinned pages during fork() for ptes", 5.9), so it reads the pre-fork bytes.
+	 */
+	{ "child-control", "PRE-FORK" },
+	/*
+	 * VM_DONTCOPY: dup_mmap() leaves the VMA out of the child since f822566165dd ("[PATCH]
+	 * madvise MADV_DONTFORK/MADV_DOFORK", 2.6.16): the child's touch is SIGSEGV.
+	 */
+	{ "child-dontfork", "SIGSEGV" },
+	/*
+	 * VM_SHARED: a shared mapping is never copy-on-write, and since d992895ba2b2 ("[PATCH]
+	 * Lazy page table copies in fork()", 2.6.14) fork copies no page table of one without an
+	 * anon_vma (vma_needs_copy()): the child's touch faults in the shmem page the pin holds.
+	 */
+	{ "child-shared", "SHARED" },
+	/*
+	 * VM_WIPEONFORK: d2cd9ede6e19 ("mm,fork: introduce MADV_WIPEONFORK", 4.14) gives the
+	 * child the VMA without anon_vma or page table: its touch faults in a zeroed page of its
+	 * own.
+	 */
+	{ "child-wipeonfork", "ZEROES" },
+
 	{ NULL, NULL }
 };
 

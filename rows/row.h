@@ -46,7 +46,9 @@
 	/* not a pin: the article's writeback commands */ \
 	X(FADVISE, fadvise, fadvise_demo, "") \
 	/* VFIO's type1 IOMMU maps it for a user-space driver (FOLL_PIN) */ \
-	X(VFIO, vfio, vfio_demo, "--iommu")
+	X(VFIO, vfio, vfio_demo, "--iommu") \
+	/* the child's side: a worker forked after the pin touches the range (pindma holds it) */ \
+	X(CHILD, child, child_demo, "")
 
 #define ROW_FAMILY_ID(id, name, demo, machine) FAM_##id,
 enum row_family_id { ROW_FAMILIES(ROW_FAMILY_ID) FAM_COUNT };

@@ -365,6 +365,31 @@ const struct row rows[] = {
 	  .fadvise.how = FADV_NOTHING,
 	  .title = "(no call: the control)",
 	  .note = "nothing starts write-out behind the rows' backs" },
+
+	/*
+	 * child: the child's side of DONTFORK (uccl-project/uccl#895, ROCm/ROCm#356): a worker
+	 * forked after the setup touches a range pindma pins long-term, as a DataLoader worker
+	 * touches a buffer registered for RDMA or a GPU.
+	 */
+	{ .name = "child-control", .family = FAM_CHILD, .fork = true, .needs = NEED_PINDMA,
+	  .title = "PIN_LONGTERM of private anonymous memory, the child touches it",
+	  .note = "fork copies the maybe-pinned page for the child: it reads the pre-fork bytes "
+		  "in a page of its own, the parent keeps the device's" },
+	{ .name = "child-dontfork", .family = FAM_CHILD, .fork = true, .dontfork = true,
+	  .needs = NEED_PINDMA,
+	  .title = "PIN_LONGTERM with MADV_DONTFORK, the child touches it",
+	  .note = "VM_DONTCOPY: the child has no such range and dies of SIGSEGV, the parent stays "
+		  "coherent (uccl#895, ROCm#356)" },
+	{ .name = "child-shared", .family = FAM_CHILD, .fork = true, .mem = MEM_SHARED,
+	  .needs = NEED_PINDMA,
+	  .title = "PIN_LONGTERM of MAP_SHARED anonymous memory, the child touches it",
+	  .note = "VM_SHARED: one page for parent, child and device, no copy on either side "
+		  "(ROCm's move)" },
+	{ .name = "child-wipeonfork", .family = FAM_CHILD, .fork = true, .wipeonfork = true,
+	  .needs = NEED_PINDMA,
+	  .title = "PIN_LONGTERM with MADV_WIPEONFORK, the child touches it",
+	  .note = "VM_WIPEONFORK: the child has the range, empty, and reads zeroes; the parent "
+		  "keeps its page" },
 };
 
 const unsigned int n_rows = sizeof(rows) / sizeof(rows[0]);

@@ -358,16 +358,29 @@ static unsigned int child_checks(const struct record *rec, struct check *c)
 		      "the child has the range with no page in it (VM_WIPEONFORK)");
 		CHECK(o->child_touch && o->child_touch != o->drv_before,
 		      "touching it, the child got a page of its own");
+		/* A page nobody but the child wrote: what it read there must be zeroes. */
+		CHECK(!strcmp(o->child_at_parent, "zero") && !strcmp(o->child_at_device, "zero"),
+		      "in that new page the child read zeroes (%s, %s)", o->child_at_parent,
+		      o->child_at_device);
 	} else if (shared) {
 		/* vma_needs_copy(): no anon_vma, so faults fill the child's page table. */
 		CHECK(o->child_has_range && !o->child_fork,
 		      "the child has the range, its page table not copied (VM_SHARED)");
 		CHECK(o->child_touch == o->drv_before,
 		      "touching it, the child mapped the driver's very page");
+		CHECK(!strcmp(o->child_at_parent, "parent") && !strcmp(o->child_at_device, "device"),
+		      "in it the child read the parent's and the device's writes (%s, %s)",
+		      o->child_at_parent, o->child_at_device);
 	} else {
 		CHECK(o->child_has_range && o->child_fork && o->child_fork != o->drv_before,
 		      "fork gave the child a copy of the pinned page");
 		CHECK(o->child_touch == o->child_fork, "touching it, the child kept fork's page");
+		/* Unless fork shared the page after all (ORPHANED): then it reads the device's. */
+		if (strcmp(rec->observed, "ORPHANED"))
+			CHECK(!strcmp(o->child_at_parent, "pre-fork") &&
+			      !strcmp(o->child_at_device, "pre-fork"),
+			      "in its copy the child read the pre-fork bytes (%s, %s)",
+			      o->child_at_parent, o->child_at_device);
 	}
 	CHECK(o->dev_sees_child == shared, "the device %s the child's write",
 	      shared ? "reads" : "never reads");

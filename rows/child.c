@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The child's side of DONTFORK. A program pins a buffer for a device (RDMA, a GPU), then forks
- * workers (PyTorch's DataLoader) that touch it: uccl-project/uccl#895 and ROCm/ROCm#356 are
- * workers that crashed because the buffer they inherited was MADV_DONTFORK'd, and ROCm moved such
- * buffers to MAP_SHARED. The rows pin one page with pindma (PIN_LONGTERM: FOLL_PIN |
- * FOLL_LONGTERM, as ib_umem and the GPU drivers pin) and let a child read and write it, with
- * the range plain private anonymous memory (the control), MADV_DONTFORK, MAP_SHARED anonymous,
- * or MADV_WIPEONFORK. A family in one file: its observations, its play, then its verdict, checks,
+ * workers (PyTorch's DataLoader) that touch it. uccl-project/uccl#895: the workers crash, because
+ * the buffers they inherited were MADV_DONTFORK'd; ROCm/rocm-systems#356 dropped MADV_DONTFORK
+ * from libhsakmt's pinned host memory (hipHostMalloc) for the same crash, and mapped it
+ * MAP_SHARED. The rows pin one page with pindma (PIN_LONGTERM: FOLL_PIN | FOLL_LONGTERM, as
+ * ib_umem and the GPU drivers pin) and let a child read and write it, with the range plain
+ * private anonymous memory (the control), MADV_DONTFORK, MAP_SHARED anonymous, or
+ * MADV_WIPEONFORK. A family in one file: its observations, its play, then its verdict, checks,
  * table and why.
  *
  * Each side is seen from outside the code under test. The parent's: the driver's CPU engine reads

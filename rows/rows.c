@@ -367,9 +367,9 @@ const struct row rows[] = {
 	  .note = "nothing starts write-out behind the rows' backs" },
 
 	/*
-	 * child: the child's side of DONTFORK (uccl-project/uccl#895, ROCm/ROCm#356): a worker
-	 * forked after the setup touches a range pindma pins long-term, as a DataLoader worker
-	 * touches a buffer registered for RDMA or a GPU.
+	 * child: the child's side of DONTFORK (uccl-project/uccl#895, ROCm/rocm-systems#356): a
+	 * worker forked after the setup touches a range pindma pins long-term, as a DataLoader
+	 * worker touches a buffer registered for RDMA or a GPU.
 	 */
 	{ .name = "child-control", .family = FAM_CHILD, .fork = true, .needs = NEED_PINDMA,
 	  .title = "PIN_LONGTERM of private anonymous memory, the child touches it",
@@ -379,7 +379,7 @@ const struct row rows[] = {
 	  .needs = NEED_PINDMA,
 	  .title = "PIN_LONGTERM with MADV_DONTFORK, the child touches it",
 	  .note = "VM_DONTCOPY: the child has no such range and dies of SIGSEGV, the parent stays "
-		  "coherent (uccl#895, ROCm#356)" },
+		  "coherent (uccl#895, rocm-systems#356)" },
 	{ .name = "child-shared", .family = FAM_CHILD, .fork = true, .mem = MEM_SHARED,
 	  .needs = NEED_PINDMA,
 	  .title = "PIN_LONGTERM of MAP_SHARED anonymous memory, the child touches it",

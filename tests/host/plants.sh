@@ -163,6 +163,7 @@ programs=(
 	"cow_known_passed|a case cow-known.txt lists that passes|case 2 ... with base page: not ok"
 	"demo_exit|a demo (consumers_demo) exiting 3, a status no records call for (0, 1 or 2)|~consumers_demo exits [0-2] as its records call for \(it exited 3\): not ok"
 	"hca_unstaged|verbs rows whose HCA write carries nothing (its tag never staged)|verbs-switch-off@rxe verdict: not ok"
+	"child_dontfork_kept|a child row whose MADV_DONTFORK is never asked (the child keeps the range)|child-dontfork@pindma-cpu verdict: not ok"
 	"query|a row whose PINDMA_IOC_QUERY fails (run as nobody)|exited with status 2 without reporting a failed case"
 	"pagemap|a row whose pagemap read fails (run as nobody)|exited with status 2 without reporting a failed case"
 	"thlog_inject|a TH_LOG of several lines holding a result line of its own|ok"
@@ -499,6 +500,8 @@ sec_programs() {
 			printf '#!/bin/sh\nCOW=/lab/plants/cow_crash COW_KNOWN=/lab/plants/cow-known.txt exec /lab/tests/cow_test\n' >"$w/$name" ;;
 		demo_exit) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plant-demo exec /lab/tests/rows_test consumers_demo\n' >"$w/$name" ;;
 		hca_unstaged) printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plant-demo exec /lab/tests/rows_test verbs_demo\n' >"$w/$name" ;;
+		child_dontfork_kept)
+			printf '#!/bin/sh\nLAB_DEMO_DIR=/lab/plant-demo exec /lab/tests/rows_test child_demo\n' >"$w/$name" ;;
 		query) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only pin" nobody\n' >"$w/$name" ;;
 		pagemap) printf '#!/bin/sh\nexec su -s /bin/sh -c "/lab/demo/dontfork_demo --only mlock" nobody\n' >"$w/$name" ;;
 		knob_left)
@@ -531,6 +534,23 @@ sec_programs() {
 			"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
 		echo "$stamp" >"$vd.stamp"
 	fi
+	# child_demo whose DONTFORK row never asks for MADV_DONTFORK: a copy of the family's file with
+	# that madvise() taken out (the plant must have found it), linked ahead of the row layer's
+	# archive, whose own child.o the link then never pulls in.
+	sed 's/if (r->dontfork && madvise(page, LAB_PAGE, MADV_DONTFORK))/if (0)/' "$top/rows/child.c" \
+		>"$plants/child.c"
+	! cmp -s "$plants/child.c" "$top/rows/child.c" ||
+		{ echo "plants.sh: rows/child.c has no MADV_DONTFORK madvise() to take out" >&2; exit 1; }
+	child_bin=$plants/guest/demo/child_demo
+	stamp=$(cat "$0" "$plants/child.c" "$top/demo/demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
+		"$top"/drivers/pindma/uapi/*.h "$build/obj/librows.a" "$build/obj/liblab.a" "$tree/.lab-built" | sha1sum)
+	if [[ ! -x $child_bin || $(cat "$child_bin.stamp" 2>/dev/null) != "$stamp" ]]; then
+		gcc -O2 -Wall -Wextra -Werror -fno-strict-aliasing -static -isystem "$tree/usr/include" \
+			-I"$top/liblab" -I"$top/rows" -I"$top/drivers/pindma/uapi" \
+			-DLAB_DEMO='"child_demo"' -o "$child_bin" "$top/demo/demo.c" "$plants/child.c" \
+			"$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c
+		echo "$stamp" >"$child_bin.stamp"
+	fi
 	sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
 	# cow-known.txt listing a case that cow_crash passes (its second), for this kernel.
 	echo "$kernel | xfail | case 2 ... with base page | a plant: listed, yet it passes" >"$plants/cow-known.txt"
@@ -542,6 +562,7 @@ sec_programs() {
 	# helpers from the folder above its own: liblab's lab_root()).
 	adds+=(--add "$plants/guest/demo/consumers_demo:/lab/plant-demo/consumers_demo"
 		--add "$plants/guest/demo/verbs_demo:/lab/plant-demo/verbs_demo"
+		--add "$plants/guest/demo/child_demo:/lab/plant-demo/child_demo"
 		--add "$plants/guest/cow_crash:/lab/plants/cow_crash" --add "$plants/kernel.env:/lab/plants/kernel.env"
 		--add "$plants/cow-known.txt:/lab/plants/cow-known.txt"
 		--add "$plants/manifest:/lab/plants/tests/manifest")

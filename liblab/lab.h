@@ -21,7 +21,11 @@ bool lab_vmflags(const void *addr, char *flags, size_t size);
 long lab_smaps_kb(const void *addr, const char *field);
 /* Whether flag (e.g. "dc") is among the VmFlags of the mapping holding addr in our own smaps. */
 bool lab_has_vmflag(const void *addr, const char *flag);
-/* Whether /proc/<pid>/maps has an entry covering addr. */
+/* The VmFlags line of process pid's smaps entry holding addr; false when unreadable or none. */
+bool lab_pid_vmflags(pid_t pid, const void *addr, char *flags, size_t size);
+/* Whether /proc/<pid>/maps (pid 0: self) has an entry covering addr: 1, 0, or -1 (errno) unread. */
+int lab_maps_holds(pid_t pid, const void *addr);
+/* The same, an unreadable maps read as "not covered". */
 bool lab_maps_covers(pid_t pid, const void *addr);
 /* Number of /proc/self/maps entries overlapping [addr, addr + len). */
 int lab_maps_count(const void *addr, size_t len);
@@ -137,6 +141,10 @@ int lab_movable_zone(uint64_t *start, uint64_t *end);
  * present), or -1 with errno set when pagemap could not be read or hides the PFN (EPERM).
  */
 int lab_pfn_read(const void *addr, uint64_t *pfn);
+/* The same from /proc/<pid>/pagemap (pid 0: self): another process's page, as root. */
+int lab_pid_pfn_read(pid_t pid, const void *addr, uint64_t *pfn);
+/* /proc/kpageflags of pfn (KPF_*): 0, or -1 with errno set when it could not be read. */
+int lab_pfn_flags(uint64_t pfn, uint64_t *flags);
 /* len bytes of private anonymous memory, every page present: mmap's result (MAP_FAILED). */
 void *lab_map_anon(size_t len);
 /* /proc/kpageflags of the page mapped at addr (KPF_* in <linux/kernel-page-flags.h>); 0 if none. */

@@ -23,12 +23,18 @@ static uint64_t pagemap_pfn(int pagemap, const void *addr)
 	return entry & ((1ULL << 55) - 1);
 }
 
-int lab_pfn_read(const void *addr, uint64_t *pfn)
+int lab_pid_pfn_read(pid_t pid, const void *addr, uint64_t *pfn)
 {
-	int fd = open("/proc/self/pagemap", O_RDONLY), ret = -1;
+	char path[64];
 	uint64_t entry;
 	ssize_t n;
+	int fd, ret = -1;
 
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/pagemap");
+	fd = open(path, O_RDONLY);
 	*pfn = 0;
 	if (fd < 0)
 		return -1;
@@ -48,6 +54,11 @@ int lab_pfn_read(const void *addr, uint64_t *pfn)
 	return ret;
 }
 
+int lab_pfn_read(const void *addr, uint64_t *pfn)
+{
+	return lab_pid_pfn_read(0, addr, pfn);
+}
+
 uint64_t lab_pfn(const void *addr)
 {
 	uint64_t pfn;
@@ -59,6 +70,21 @@ static int kpageflags(int kpf, uint64_t pfn, uint64_t *flags)
 {
 	return pfn && pread(kpf, flags, sizeof(*flags), pfn * sizeof(*flags)) == sizeof(*flags) ?
 	       0 : -1;
+}
+
+int lab_pfn_flags(uint64_t pfn, uint64_t *flags)
+{
+	int kpf = open("/proc/kpageflags", O_RDONLY), ret;
+
+	*flags = 0;
+	if (kpf < 0)
+		return -1;
+	errno = 0;
+	ret = kpageflags(kpf, pfn, flags);
+	if (ret && !errno)
+		errno = pfn ? EIO : EINVAL;
+	close(kpf);
+	return ret;
 }
 
 uint64_t lab_page_flags(const void *addr)

@@ -21,13 +21,13 @@ static FILE *open_proc(pid_t pid, const char *name)
 	return fopen(path, "r");
 }
 
-/* The rest of line key (e.g. "VmFlags:") of our smaps entry holding addr; false when none. */
-static bool smaps_line(const void *addr, const char *key, char *out, size_t size)
+/* The rest of line key (e.g. "VmFlags:") of pid's smaps entry holding addr; false when none. */
+static bool smaps_line(pid_t pid, const void *addr, const char *key, char *out, size_t size)
 {
 	unsigned long a = (unsigned long)addr, lo, hi;
 	bool inside = false, found = false;
 	char line[512];
-	FILE *f = open_proc(0, "smaps");
+	FILE *f = open_proc(pid, "smaps");
 
 	if (!f)
 		return false;
@@ -49,7 +49,12 @@ static bool smaps_line(const void *addr, const char *key, char *out, size_t size
 
 bool lab_vmflags(const void *addr, char *flags, size_t size)
 {
-	return smaps_line(addr, "VmFlags:", flags, size);
+	return smaps_line(0, addr, "VmFlags:", flags, size);
+}
+
+bool lab_pid_vmflags(pid_t pid, const void *addr, char *flags, size_t size)
+{
+	return smaps_line(pid, addr, "VmFlags:", flags, size);
 }
 
 long lab_smaps_kb(const void *addr, const char *field)
@@ -57,7 +62,7 @@ long lab_smaps_kb(const void *addr, const char *field)
 	char key[64], value[64];
 
 	snprintf(key, sizeof(key), "%s:", field);
-	return smaps_line(addr, key, value, sizeof(value)) ? atol(value) : -1;
+	return smaps_line(0, addr, key, value, sizeof(value)) ? atol(value) : -1;
 }
 
 bool lab_has_vmflag(const void *addr, const char *flag)
@@ -72,20 +77,28 @@ bool lab_has_vmflag(const void *addr, const char *flag)
 	return false;
 }
 
-bool lab_maps_covers(pid_t pid, const void *addr)
+int lab_maps_holds(pid_t pid, const void *addr)
 {
 	unsigned long a = (unsigned long)addr, lo, hi;
 	char line[512];
-	bool found = false;
+	int found = 0;
 	FILE *f = open_proc(pid, "maps");
 
 	if (!f)
-		return false;
+		return -1;
 	while (!found && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi)
-			found = true;
+			found = 1;
+	/* A read that stopped on an error is no "not covered". */
+	if (ferror(f))
+		found = -1;
 	fclose(f);
 	return found;
+}
+
+bool lab_maps_covers(pid_t pid, const void *addr)
+{
+	return lab_maps_holds(pid, addr) == 1;
 }
 
 int lab_maps_count(const void *addr, size_t len)

@@ -45,7 +45,7 @@ struct child_obs {
 	int64_t pins_acquired;	/* nr_foll_pin_acquired's delta over the pin (/proc/vmstat) */
 	int64_t pins_released;	/* ... and nr_foll_pin_released's, anyone's */
 	int64_t mem_errno;	/* reading the child's range (/proc/<pid>/mem) after its touch */
-	uint32_t segv_code;	/* the child's SIGSEGV: si_code, by ptrace (0: none) */
+	int64_t segv_code;	/* the child's SIGSEGV: si_code, by ptrace (0: none; SI_TKILL < 0) */
 	bool control_moved;	/* before the fork the device's write reached the parent's page */
 	bool dev_sees_parent;	/* after the fork, the device reads the parent's write */
 	bool parent_sees_dev;	/* ... and the parent reads the device's */
@@ -515,8 +515,8 @@ static const char *child_verdict(const struct record *rec, char *why, size_t n)
 	if (segv_in_range(o) && !strcmp(o->child_at_parent, "-"))
 		return "SIGSEGV";
 	if (o->child_segv)
-		return snprintf(why, n, "the child's SIGSEGV (si_code %u at %llx) is not a "
-				"SEGV_MAPERR in the range at %llx", o->segv_code,
+		return snprintf(why, n, "the child's SIGSEGV (si_code %lld at %llx) is not a "
+				"SEGV_MAPERR in the range at %llx", (long long)o->segv_code,
 				(unsigned long long)o->segv_addr, (unsigned long long)o->page), NULL;
 	if (!strcmp(o->child_at_parent, "parent") && !strcmp(o->child_at_device, "device") &&
 	    wrote && o->dev_sees_child)
@@ -557,8 +557,9 @@ static unsigned int child_checks(const struct record *rec, struct check *c)
 		CHECK(!o->child_has_range && !o->child_fork,
 		      "the child has no such range (VM_DONTCOPY), by its maps and pagemap");
 		CHECK(segv_in_range(o), "touching it, the child was killed by a SIGSEGV, "
-		      "SEGV_MAPERR in the range (si_code %u at %+lld)", o->segv_code,
-		      (long long)(o->segv_addr - o->page));
+		      "SEGV_MAPERR in the range (SIGSEGV %d, si_code %lld at page%+lld)",
+		      o->child_segv, (long long)o->segv_code,
+		      o->segv_addr ? (long long)(o->segv_addr - o->page) : 0LL);
 		CHECK(o->mem_errno == EIO, "/proc/<pid>/mem finds nothing there (%s)",
 		      strerror((int)o->mem_errno));
 		return k;
@@ -704,8 +705,8 @@ static void child_why(FILE *f, const struct record *rec)
 			(unsigned long long)o->child_fork, (unsigned long long)o->child_touch,
 			o->child_zero_page ? " (the shared zero page)" : "");
 	if (o->child_segv)
-		fprintf(f, "    the child's end (ptrace, wait status): SIGSEGV, si_code %u%s at page%+lld; "
-			"/proc/<pid>/mem: %s\n", o->segv_code,
+		fprintf(f, "    the child's end (ptrace, wait status): SIGSEGV, si_code %lld%s at "
+			"page%+lld; /proc/<pid>/mem: %s\n", (long long)o->segv_code,
 			o->segv_code == SEGV_MAPERR ? " (SEGV_MAPERR)" : "",
 			(long long)(o->segv_addr - o->page), strerror((int)o->mem_errno));
 	else
@@ -721,7 +722,7 @@ static const struct field child_fields[] = {
 	OBS_FIELD(child_obs, F_U64, page), OBS_FIELD(child_obs, F_U64, segv_addr),
 	OBS_FIELD(child_obs, F_I64, pins_acquired),
 	OBS_FIELD(child_obs, F_I64, pins_released), OBS_FIELD(child_obs, F_I64, mem_errno),
-	OBS_FIELD(child_obs, F_U32, segv_code),
+	OBS_FIELD(child_obs, F_I64, segv_code),
 	OBS_FIELD(child_obs, F_BOOL, control_moved), OBS_FIELD(child_obs, F_BOOL, dev_sees_parent),
 	OBS_FIELD(child_obs, F_BOOL, parent_sees_dev),
 	OBS_FIELD(child_obs, F_BOOL, device_reads_own),

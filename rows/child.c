@@ -3,12 +3,16 @@
  * The child's side of DONTFORK. A program pins a buffer for a device (RDMA, a GPU), then forks
  * workers (PyTorch's DataLoader) that touch it. uccl-project/uccl#895: the workers crash, because
  * the buffers they inherited were MADV_DONTFORK'd; ROCm/rocm-systems#356 dropped MADV_DONTFORK
- * from libhsakmt's pinned host memory (hipHostMalloc) for the same crash, and mapped it
- * MAP_SHARED. The rows pin one page with pindma (PIN_LONGTERM: FOLL_PIN | FOLL_LONGTERM, as
- * ib_umem and the GPU drivers pin) and let a child read and write it, with the range plain
- * private anonymous memory (the control), MADV_DONTFORK, MAP_SHARED anonymous, or
- * MADV_WIPEONFORK. A family in one file: its observations, its play, then its verdict, checks,
- * table and why.
+ * from libhsakmt's host memory (hipHostMalloc) for the same crash, and mapped it MAP_SHARED. The
+ * rows pin one page with pindma (PIN_LONGTERM: FOLL_PIN | FOLL_LONGTERM, as ib_umem pins) and let
+ * a child read and write it, with the range plain private anonymous memory (the control),
+ * MADV_DONTFORK, MAP_SHARED anonymous, or MADV_WIPEONFORK. They model a FOLL_PIN pin, not
+ * ROCm's: amdgpu/KFD userptr memory is not pinned but mirrored (hmm_range_fault() and an
+ * mmu_interval_notifier), and a fork of a private mapping sends MMU_NOTIFY_PROTECTION_PAGE
+ * (copy_page_range(), is_cow_mapping()) that evicts the GPU's buffer, which MAP_SHARED avoids:
+ * that is #356's stated reason. child-shared reproduces ROCm's outcome for the child, not its
+ * reason; the ROCm driver side is not modelled. A family in one file: its observations, its
+ * play, then its verdict, checks, table and why.
  *
  * Each side is seen from outside the code under test. The parent's: the driver's CPU engine reads
  * and writes the page the pin holds (the kernel's mapping of it), the driver and pagemap give its
@@ -582,7 +586,10 @@ static unsigned int child_checks(const struct record *rec, struct check *c)
 		      "in that new page the child has zeroes (%s, %s)", o->child_at_parent,
 		      o->child_at_device);
 	} else if (shared) {
-		/* No anon_vma: copy_page_range() copies no PTE, the child's fault maps the page. */
+		/*
+		 * No anon_vma: copy_page_range() copies no PTE (vma_needs_copy()), and the child's
+		 * fault finds the shmem folio the pin holds in the page cache.
+		 */
 		CHECK(!o->child_fork, "right after the fork the child's page table has no entry for "
 		      "it (VM_SHARED)");
 		CHECK(o->child_touch == o->drv_before,
@@ -647,29 +654,31 @@ static void child_line(FILE *f, unsigned int i, const struct record *rec)
 }
 
 /*
- * The VMA flag that decided, from the parent's VmFlags before the fork, in the order dup_mmap()
- * asks: VM_DONTCOPY leaves the VMA out before anything else is looked at, VM_WIPEONFORK copies no
- * page table, and a VMA with neither goes to copy_page_range(), which for a shared one copies
- * nothing (vma_needs_copy(): no anon_vma) and for a private one copies each PTE, a maybe-pinned
- * anonymous page into a new page for the child.
+ * The VMA flag that decided, from the parent's VmFlags before the fork. dup_mmap() tests
+ * VM_DONTCOPY (the VMA is left out), then VM_WIPEONFORK (the VMA without anon_vma or page
+ * table); every other VMA goes to copy_page_range(), where VM_SHARED counts: no anon_vma, no
+ * PTE copied (vma_needs_copy()), and the child's fault finds the shmem page-cache folio again. A
+ * private one has its PTEs copied, a maybe-pinned anonymous page into a new page for the child.
+ * (madvise() refuses MADV_WIPEONFORK on a shared VMA, so wf and sh never meet.)
  */
 static const struct {
 	const char *flag, *says;
 } deciders[] = {
 	{ "dc", "VM_DONTCOPY (MADV_DONTFORK): dup_mmap() leaves the VMA out of the child, which "
-		"has no such range: its touch is SIGSEGV" },
+		"has no such range: its touch is SIGSEGV (SEGV_MAPERR)" },
 	{ "wf", "VM_WIPEONFORK (MADV_WIPEONFORK): dup_mmap() gives the child the VMA without its "
-		"page table or anon_vma: its touch faults in a zeroed page of its own" },
-	{ "sh", "VM_SHARED (MAP_SHARED): the child's VMA maps the same shmem object, no page table "
-		"copied (vma_needs_copy()), no copy-on-write on either side: its touch maps the "
-		"pinned page" },
+		"page table or anon_vma: its first read maps the shared zero page, its write gets "
+		"a zeroed page of its own (wp_page_copy())" },
+	{ "sh", "VM_SHARED (MAP_SHARED): the child's VMA maps the same shmem object; "
+		"copy_page_range() copies no PTE (no anon_vma), and the child's fault finds the "
+		"pinned page-cache folio again: no copy-on-write on either side" },
 };
 
 static void child_why(FILE *f, const struct record *rec)
 {
 	const struct child_obs *o = ROW_OBS(rec, struct child_obs);
 	const char *says = "a private anonymous VMA, whose PTEs fork copies; the page is maybe "
-			   "DMA-pinned, so copy_present_pte() gives the child a copy of it (since "
+			   "DMA-pinned, so copy_present_page() gives the child a copy of it (since "
 			   "5.9), with the bytes it had at the fork";
 	const char *flag = "none of dc, sh, wf";
 	char padded[sizeof(o->vma_flags) + 2];
@@ -680,7 +689,7 @@ static void child_why(FILE *f, const struct record *rec)
 		rec->expected[0] ? rec->expected : "none");
 	if (!rec->observed[0])
 		return;
-	/* The first of them the range has decided: dup_mmap() asks in this order. */
+	/* The first of them the range has decided, in the order above. */
 	snprintf(padded, sizeof(padded), " %s ", o->vma_flags);
 	for (unsigned int i = 0; i < sizeof(deciders) / sizeof(deciders[0]); i++) {
 		char word[8];

@@ -156,11 +156,13 @@ static const struct expectation v6_1[] = {
 	{ "fadvise-control", "NOTHING" },
 
 	/*
-	 * child: the parent stays coherent in every row (the pin is FOLL_PIN | FOLL_LONGTERM);
-	 * what decides the child's side is the VMA flag dup_mmap() reads, and none of that
-	 * changed between 6.1 and 6.12, whose table has none of these rows. A private anonymous
-	 * VMA: fork copies the maybe-pinned page for the child since 70e806e4e645 ("mm: Do early
-	 * cow for pinned pages during fork() for ptes", 5.9), so it reads the pre-fork bytes.
+	 * child: the parent stays coherent in every row (the pin is FOLL_PIN | FOLL_LONGTERM,
+	 * as ib_umem pins; ROCm's hipHostMalloc memory is not pinned, see rows/child.c); what
+	 * decides the child's side is the VMA flag dup_mmap() and copy_page_range() read, and
+	 * none of that changed between 6.1 and 6.12, whose table has none of these rows. A
+	 * private anonymous VMA: fork copies the maybe-pinned page for the child since
+	 * 70e806e4e645 ("mm: Do early cow for pinned pages during fork() for ptes", 5.9), so it
+	 * reads the pre-fork bytes.
 	 */
 	{ "child-control", "PRE-FORK" },
 	/*
@@ -169,15 +171,21 @@ static const struct expectation v6_1[] = {
 	 */
 	{ "child-dontfork", "SIGSEGV" },
 	/*
-	 * VM_SHARED: a shared mapping is never copy-on-write, and since d992895ba2b2 ("[PATCH]
-	 * Lazy page table copies in fork()", 2.6.14) fork copies no page table of one without an
-	 * anon_vma (vma_needs_copy()): the child's touch faults in the shmem page the pin holds.
+	 * VM_SHARED: MAP_SHARED | MAP_ANONYMOUS is a shmem page-cache folio, never
+	 * copy-on-write; the child's fault finds it again. d992895ba2b2 ("[PATCH] Lazy page table
+	 * copies in fork()", 2.6.14) is only why the child has no PTE right after the fork (no
+	 * anon_vma; the test is vma_needs_copy() since c56d1b62cce8, "mm/shmem: handle uffd-wp
+	 * during fork()", 5.19). The long-term writable pin of shmem is allowed on both kernels:
+	 * 6.1's check_vma_flags() refuses only fsdax; 6.12 has 8ac268436e6d and a6e79df92e4a
+	 * ("mm/gup: disallow FOLL_LONGTERM GUP-nonfast/GUP-fast writing to file-backed
+	 * mappings", 6.5), whose vma_needs_dirty_tracking() is false for shmem; pindma's own
+	 * pindma_check_vmas() gates both.
 	 */
 	{ "child-shared", "SHARED" },
 	/*
 	 * VM_WIPEONFORK: d2cd9ede6e19 ("mm,fork: introduce MADV_WIPEONFORK", 4.14) gives the
-	 * child the VMA without anon_vma or page table: its touch faults in a zeroed page of its
-	 * own.
+	 * child the VMA without anon_vma or page table: its first read maps the shared zero page,
+	 * its write a zeroed page of its own (wp_page_copy()).
 	 */
 	{ "child-wipeonfork", "ZEROES" },
 

@@ -368,8 +368,9 @@ const struct row rows[] = {
 
 	/*
 	 * child: the child's side of DONTFORK (uccl-project/uccl#895, ROCm/rocm-systems#356): a
-	 * worker forked after the setup touches a range pindma pins long-term, as a DataLoader
-	 * worker touches a buffer registered for RDMA or a GPU.
+	 * worker forked after the setup touches a range pindma pins long-term (FOLL_PIN, as an
+	 * RDMA MR is pinned), as a DataLoader worker touches a registered buffer. ROCm's memory
+	 * is mirrored, not pinned: child-shared has its outcome for the child, not its reason.
 	 */
 	{ .name = "child-control", .family = FAM_CHILD, .fork = true, .needs = NEED_PINDMA,
 	  .title = "PIN_LONGTERM of private anonymous memory, the child touches it",
@@ -384,12 +385,12 @@ const struct row rows[] = {
 	  .needs = NEED_PINDMA,
 	  .title = "PIN_LONGTERM of MAP_SHARED anonymous memory, the child touches it",
 	  .note = "VM_SHARED: one page for parent, child and device, no copy on either side "
-		  "(ROCm's move)" },
+		  "(ROCm's outcome for the child)" },
 	{ .name = "child-wipeonfork", .family = FAM_CHILD, .fork = true, .wipeonfork = true,
 	  .needs = NEED_PINDMA,
 	  .title = "PIN_LONGTERM with MADV_WIPEONFORK, the child touches it",
-	  .note = "VM_WIPEONFORK: the child has the range, empty, and reads zeroes; the parent "
-		  "keeps its page" },
+	  .note = "VM_WIPEONFORK: the child has the range, empty; its write gets a zeroed page, "
+		  "the parent keeps its own" },
 };
 
 const unsigned int n_rows = sizeof(rows) / sizeof(rows[0]);

@@ -187,6 +187,12 @@ frame_check[cow_missing]='# cow.c (plain): planned -, reported 0, exited 127 (it
 frame_check[cow_known_passed]="# case 2 ... with base page: listed in cow-known.txt for $kernel but passed: take it off the list"
 frame_check[query]=$'could not run: PINDMA_IOC_QUERY\n1 rows: 0 as expected, 0 mismatched, 1 could not run\n@@lab-prog-end query_test 2 '
 frame_check[pagemap]=$'could not run: reading the parent\'s PFN\n1 rows: 0 as expected, 0 mismatched, 1 could not run\n@@lab-prog-end pagemap_test 2 '
+# The kept range must be seen by the guard itself: the verdict it observed, and the checks of the
+# range's VmFlags and of the child's maps, not only a red verdict (which a row that could not run
+# also gives); and the row must have run (frame_absent: lines the program must not have shown).
+frame_check[child_dontfork_kept]=$'child-dontfork@pindma-cpu: observed PRE-FORK\nchild-dontfork@pindma-cpu: not so: the range\'s VmFlags of dc, sh, wf are "dc" ("")\nchild-dontfork@pindma-cpu: not so: the child has no such range (VM_DONTCOPY)'
+declare -A frame_absent
+frame_absent[child_dontfork_kept]='child-dontfork@pindma-cpu could not run'
 # The judge's plants without a boot: tests/ktap.py fed a small data channel (ktap_plant, below),
 # each holding the one fault it must fail: NAME|what|the line it must print (its start; the whole
 # line when it ends in ": not ok").
@@ -603,6 +609,9 @@ sec_programs() {
 		while IFS= read -r want; do
 			[[ -z $want ]] || grep -qF -- "$want" <<<"$text" || { shown=0; break; }
 		done <<<"${frame_check[$name]:-}"
+		while IFS= read -r unwanted; do
+			[[ -z $unwanted ]] || ! grep -qF -- "$unwanted" <<<"$text" || { shown=0; break; }
+		done <<<"${frame_absent[$name]:-}"
 		if [[ $rc == 0 && $shown == 1 ]] && judge_says "$name" "$message"; then
 			verdict "$what turns its program red" 1
 		else

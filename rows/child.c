@@ -37,7 +37,7 @@
 
 #include "lab.h"
 #include "pindma_lib.h"
-#include "row.h"
+#include "pindma_obs.h"
 
 struct child_obs {
 	uint64_t drv_before, par_before;	/* the pinned page, by the driver and by pagemap */
@@ -161,25 +161,6 @@ static int dma(struct record *rec, int fd, unsigned long req, uint32_t handle, u
 	if (ret)
 		return errno = -ret, row_fail(rec, "device %s", req == PINDMA_IOC_DMA_WRITE ?
 					      "write" : "read");
-	return 0;
-}
-
-static int pfn_of(struct record *rec, const char *page, uint64_t *pfn, const char *who)
-{
-	errno = 0;
-	if (lab_pfn_read(page, pfn))
-		return row_fail(rec, "reading the %s PFN from pagemap", who);
-	if (!*pfn)
-		return row_fail(rec, "the %s page is not present", who);
-	return 0;
-}
-
-static int query(struct record *rec, int fd, uint32_t handle, uint64_t *pfn)
-{
-	int ret = pindma_query(fd, handle, 0, pfn);
-
-	if (ret)
-		return errno = -ret, row_fail(rec, "PINDMA_IOC_QUERY");
 	return 0;
 }
 
@@ -352,8 +333,8 @@ static int after_fork(struct record *rec, int fd, uint32_t handle, char *page,
 	o->device_reads_own = !memcmp(seen + OFF_DEVICE, DEVICE, TAG);
 	o->dev_sees_child = !memcmp(seen + OFF_CHILD, CHILD, TAG);
 	o->parent_sees_dev = !memcmp(page + OFF_DEVICE, DEVICE, TAG);
-	if (pfn_of(rec, page, &o->par_after, "parent's") ||
-	    query(rec, fd, handle, &o->drv_after))
+	if (pindma_row_pfn(rec, page, &o->par_after, "parent's") ||
+	    pindma_row_query(rec, fd, handle, &o->drv_after))
 		return -1;
 	if (o->child_segv)
 		return 0;
@@ -445,14 +426,14 @@ int play_child(const struct row *r, const struct play_opts *opts, struct record 
 		row_fail(rec, "reading the range's VmFlags from /proc/self/smaps");
 		goto out;
 	}
-	if (pin(rec, fd, page, &handle) || query(rec, fd, handle, &o->drv_before))
+	if (pin(rec, fd, page, &handle) || pindma_row_query(rec, fd, handle, &o->drv_before))
 		goto out;
 	/* The control: the device reaches the page the parent sees, or nothing else means much. */
 	if (dma(rec, fd, PINDMA_IOC_DMA_WRITE, handle, OFF_CONTROL, (void *)CONTROL, TAG,
 		&o->engine))
 		goto out;
 	o->control_moved = !memcmp(page + OFF_CONTROL, CONTROL, TAG);
-	if (pfn_of(rec, page, &o->par_before, "parent's"))
+	if (pindma_row_pfn(rec, page, &o->par_before, "parent's"))
 		goto out;
 	if (lab_pfn_flags(o->par_before, &kpf)) {
 		row_fail(rec, "reading the pinned page's /proc/kpageflags");
@@ -499,14 +480,12 @@ static const char *child_verdict(const struct record *rec, char *why, size_t n)
 {
 	const struct child_obs *o = ROW_OBS(rec, struct child_obs);
 	bool coherent, orphaned, wrote = !strcmp(o->child_at_child, "child");
+	const char *unproven;
 
-	if (!o->control_moved)
-		return snprintf(why, n, "the control transfer before the fork did not reach the "
-			       "parent's page"), NULL;
-	if (!o->device_reads_own)
-		return snprintf(why, n, "the device did not read back what it wrote"), NULL;
-	if (!o->drv_after || !o->par_after)
-		return snprintf(why, n, "a PFN was not read"), NULL;
+	unproven = pindma_device_unproven(o->control_moved, o->device_reads_own, o->drv_after,
+					  o->par_after);
+	if (unproven)
+		return snprintf(why, n, "%s", unproven), NULL;
 	coherent = o->dev_sees_parent && o->parent_sees_dev && o->drv_after == o->par_after;
 	orphaned = !o->dev_sees_parent && !o->parent_sees_dev && o->drv_after != o->par_after;
 	if (orphaned)

@@ -33,4 +33,14 @@ struct pindma_obs {
 	bool hugetlb;		/* ... of a hugetlb page */
 };
 
+/*
+ * Shared by the families whose device is pindma (pindma_play.c, child.c), in pindma_rows.c: a PFN
+ * a row needs, present and read from pagemap; the driver's PFN of a held page; whether what the
+ * device moved proves anything (NULL, or why not, in why).
+ */
+int pindma_row_pfn(struct record *rec, const char *page, uint64_t *pfn, const char *who);
+int pindma_row_query(struct record *rec, int fd, uint32_t handle, uint64_t *pfn);
+const char *pindma_device_unproven(bool control_moved, bool device_reads_own, uint64_t drv_after,
+				   uint64_t par_after);
+
 #endif

@@ -111,28 +111,6 @@ static const char *classify(const char *bytes)
 	return "zero";
 }
 
-/* A PFN the row needs: present, and read; anything else is a row that cannot run. */
-static int present_pfn(struct record *rec, const char *page, uint64_t *pfn, const char *who)
-{
-	errno = 0;
-	if (lab_pfn_read(page, pfn))
-		return row_fail(rec, "reading the %s PFN from pagemap", who);
-	if (!*pfn)
-		return row_fail(rec, "the %s page is not present", who);
-	return 0;
-}
-
-static int query(struct record *rec, int fd, uint32_t handle, uint64_t *pfn)
-{
-	int ret = pindma_query(fd, handle, 0, pfn);
-
-	if (ret)
-		return errno = -ret, row_fail(rec, "PINDMA_IOC_QUERY");
-	if (!*pfn)
-		return errno = 0, row_fail(rec, "PINDMA_IOC_QUERY reported PFN 0 for a pinned page");
-	return 0;
-}
-
 static int child_report_ok(struct record *rec, const struct child_report *r)
 {
 	if (!r->pfn_errno)
@@ -226,7 +204,7 @@ static int before_fork(struct play *p, size_t advise_len)
 	ret = pindma_pin(p->fd, p->page, LAB_PAGE, r->pindma.mode, PINDMA_PIN_WRITE, &p->handle);
 	if (ret)
 		return errno = -ret, row_fail(rec, "pin");
-	if (query(rec, p->fd, p->handle, &p->o->drv_before))
+	if (pindma_row_query(rec, p->fd, p->handle, &p->o->drv_before))
 		return -1;
 	/* The control: the device reaches the page the parent sees. */
 	p->irqs = lab_edu_irqs();
@@ -245,7 +223,7 @@ static int fork_child(struct play *p)
 	struct pindma_obs *o = p->o;
 	struct child_report cr;
 
-	if (present_pfn(rec, p->page, &o->par_before, "parent's"))
+	if (pindma_row_pfn(rec, p->page, &o->par_before, "parent's"))
 		return -1;
 	if (p->opts->why) {
 		why_step(rec, STEP_BEFORE_FORK, o->drv_before, o->par_before, 0);
@@ -267,7 +245,7 @@ static int fork_child(struct play *p)
 		errno = 0;
 		return row_fail(rec, "the child maps the range but has no page there");
 	}
-	if (present_pfn(rec, p->page, &o->par_fork, "parent's"))
+	if (pindma_row_pfn(rec, p->page, &o->par_fork, "parent's"))
 		return -1;
 	if (r->child == CHILD_EXITS) {
 		if (row_child_end(rec, &p->child, -1, CHILD_EXIT_CODE))
@@ -294,12 +272,12 @@ static int parent_acts(struct play *p)
 		ret = pindma_pin(p->fd, p->page, LAB_PAGE, r->pindma.mode, 0, &p->repin);
 		if (ret)
 			return errno = -ret, row_fail(rec, "the read-only re-pin");
-		if (query(rec, p->fd, p->repin, &o->repin))
+		if (pindma_row_query(rec, p->fd, p->repin, &o->repin))
 			return -1;
 	} else {
 		memcpy(p->page + OFF_PARENT, PARENT, TAG);
 	}
-	if (present_pfn(rec, p->page, &o->par_after, "parent's"))
+	if (pindma_row_pfn(rec, p->page, &o->par_after, "parent's"))
 		return -1;
 	if (p->opts->why)
 		why_step(rec, STEP_AFTER_WRITE, o->drv_before, o->par_after,
@@ -330,7 +308,7 @@ static int device_acts(struct play *p)
 	o->parent_write_seen = !memcmp(seen + OFF_PARENT, PARENT, TAG);
 	o->device_reads_own = !memcmp(seen + OFF_DEVICE, DEVICE, TAG);
 	o->device_write_seen = !memcmp(p->page + OFF_DEVICE, DEVICE, TAG);
-	return query(rec, p->fd, p->handle, &o->drv_after);
+	return pindma_row_query(rec, p->fd, p->handle, &o->drv_after);
 }
 
 /* The child, asked at the end what it reads where the parent (or the device) wrote. */

@@ -4,15 +4,52 @@
  * from the PFNs, what those observations must show for the verdict and the stage, and the table.
  * Playing is pindma_play.c.
  */
+#include <errno.h>
 #include <string.h>
 
+#include "lab.h"
 #include "pindma.h"
+#include "pindma_lib.h"
 #include "pindma_obs.h"
 #include "why.h"
+
+int pindma_row_pfn(struct record *rec, const char *page, uint64_t *pfn, const char *who)
+{
+	errno = 0;
+	if (lab_pfn_read(page, pfn))
+		return row_fail(rec, "reading the %s PFN from pagemap", who);
+	if (!*pfn)
+		return row_fail(rec, "the %s page is not present", who);
+	return 0;
+}
+
+int pindma_row_query(struct record *rec, int fd, uint32_t handle, uint64_t *pfn)
+{
+	int ret = pindma_query(fd, handle, 0, pfn);
+
+	if (ret)
+		return errno = -ret, row_fail(rec, "PINDMA_IOC_QUERY");
+	if (!*pfn)
+		return errno = 0, row_fail(rec, "PINDMA_IOC_QUERY reported PFN 0 for a pinned page");
+	return 0;
+}
+
+const char *pindma_device_unproven(bool control_moved, bool device_reads_own, uint64_t drv_after,
+				   uint64_t par_after)
+{
+	if (!control_moved)
+		return "the control transfer before the fork did not reach the parent's page";
+	if (!device_reads_own)
+		return "the device did not read back what it wrote";
+	if (!drv_after || !par_after)
+		return "a PFN was not read";
+	return NULL;
+}
 
 static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 {
 	const struct pindma_obs *o = ROW_OBS(rec, struct pindma_obs);
+	const char *unproven;
 
 	if (!rec->row->pindma.mode) {
 		/* mlock() only: the parent kept its page, or the locked page went to the child. */
@@ -28,13 +65,10 @@ static const char *pindma_verdict(const struct record *rec, char *why, size_t n)
 		return NULL;
 	}
 	/* A device row: the device must be seen moving bytes, and the PFNs must say the same. */
-	if (!o->control_moved)
-		return snprintf(why, n, "the control transfer before the fork did not reach the "
-			       "parent's page"), NULL;
-	if (!o->device_reads_own)
-		return snprintf(why, n, "the device did not read back what it wrote"), NULL;
-	if (!o->drv_after || !o->par_after)
-		return snprintf(why, n, "a PFN was not read"), NULL;
+	unproven = pindma_device_unproven(o->control_moved, o->device_reads_own, o->drv_after,
+					  o->par_after);
+	if (unproven)
+		return snprintf(why, n, "%s", unproven), NULL;
 	/* A re-pin row's parent wrote nothing for the device to read: the device's write decides. */
 	if (rec->row->pindma.repin_ro) {
 		if (o->device_write_seen && o->drv_after == o->par_after)

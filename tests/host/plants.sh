@@ -524,39 +524,33 @@ sec_programs() {
 	# fadvise rows it once wrapped made the plants' longest boot longer).
 	printf '#!/bin/sh\n/lab/demo/consumers_demo "$@"\nexit 3\n' >"$plants/guest/demo/consumers_demo"
 	chmod +x "$plants/guest/demo/consumers_demo"
-	# verbs_demo with the HCA's tag never staged before its RDMA WRITE: a copy of its play with that
-	# line taken out (the plant must have found it), linked as vm/guest.mk links the real one.
-	sed '/memcpy(stage + OFF_HCA, HCA, TAG);/d' "$top/rows/verbs_play.c" >"$plants/verbs_play.c"
-	! cmp -s "$plants/verbs_play.c" "$top/rows/verbs_play.c" ||
-		{ echo "plants.sh: verbs_play.c has no staging memcpy to take out" >&2; exit 1; }
-	# Linked again only when what goes into it changed (a stamp of it all).
-	vd=$plants/guest/demo/verbs_demo
-	stamp=$(cat "$0" "$plants/verbs_play.c" "$top/demo/demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
-		"$top"/drivers/pindma/uapi/*.h "$build/obj/librows.a" "$build/obj/liblab.a" "$tree/.lab-built" | sha1sum)
-	if [[ ! -x $vd || $(cat "$vd.stamp" 2>/dev/null) != "$stamp" ]]; then
+	# planted_demo DEMO FILE SED WHAT LINK...: DEMO built from demo/demo.c with a copy of rows/FILE
+	# that SED changed (the plant must have found what it changes: WHAT), linked ahead of the row
+	# layer's archive, whose own object the link then never pulls in; linked again only when what
+	# goes into it changed (a stamp of it all).
+	planted_demo() {
+		local demo=$1 file=$2 script=$3 what=$4 bin=$plants/guest/demo/$1 stamp
+		shift 4
+		sed "$script" "$top/rows/$file" >"$plants/$file"
+		! cmp -s "$plants/$file" "$top/rows/$file" ||
+			{ echo "plants.sh: rows/$file has no $what to take out" >&2; exit 1; }
+		stamp=$(cat "$0" "$plants/$file" "$top/demo/demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
+			"$top"/drivers/pindma/uapi/*.h "$build/obj/librows.a" "$build/obj/liblab.a" \
+			"$tree/.lab-built" | sha1sum)
+		[[ ! -x $bin || $(cat "$bin.stamp" 2>/dev/null) != "$stamp" ]] || return 0
 		gcc -O2 -Wall -Wextra -Werror -fno-strict-aliasing -isystem "$tree/usr/include" \
-			-I"$top/liblab" -I"$top/rows" \
-			-I"$top/drivers/pindma/uapi" -DLAB_DEMO='"verbs_demo"' -o "$vd" "$top/demo/demo.c" \
-			"$plants/verbs_play.c" "$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c -libverbs
-		echo "$stamp" >"$vd.stamp"
-	fi
-	# child_demo whose DONTFORK row never asks for MADV_DONTFORK: a copy of the family's file with
-	# that madvise() taken out (the plant must have found it), linked ahead of the row layer's
-	# archive, whose own child.o the link then never pulls in.
-	sed 's/if (r->dontfork && madvise(page, LAB_PAGE, MADV_DONTFORK))/if (0)/' "$top/rows/child.c" \
-		>"$plants/child.c"
-	! cmp -s "$plants/child.c" "$top/rows/child.c" ||
-		{ echo "plants.sh: rows/child.c has no MADV_DONTFORK madvise() to take out" >&2; exit 1; }
-	child_bin=$plants/guest/demo/child_demo
-	stamp=$(cat "$0" "$plants/child.c" "$top/demo/demo.c" "$top"/rows/*.h "$top"/liblab/*.h \
-		"$top"/drivers/pindma/uapi/*.h "$build/obj/librows.a" "$build/obj/liblab.a" "$tree/.lab-built" | sha1sum)
-	if [[ ! -x $child_bin || $(cat "$child_bin.stamp" 2>/dev/null) != "$stamp" ]]; then
-		gcc -O2 -Wall -Wextra -Werror -fno-strict-aliasing -static -isystem "$tree/usr/include" \
 			-I"$top/liblab" -I"$top/rows" -I"$top/drivers/pindma/uapi" \
-			-DLAB_DEMO='"child_demo"' -o "$child_bin" "$top/demo/demo.c" "$plants/child.c" \
-			"$build/obj/librows.a" "$build/obj/liblab.a" -ljson-c
-		echo "$stamp" >"$child_bin.stamp"
-	fi
+			-DLAB_DEMO="\"$demo\"" -o "$bin" "$top/demo/demo.c" "$plants/$file" \
+			"$build/obj/librows.a" "$build/obj/liblab.a" "$@"
+		echo "$stamp" >"$bin.stamp"
+	}
+	# verbs_demo with the HCA's tag never staged before its RDMA WRITE (dynamic, as vm/guest.mk
+	# links the real one).
+	planted_demo verbs_demo verbs_play.c '/memcpy(stage + OFF_HCA, HCA, TAG);/d' "staging memcpy" \
+		-ljson-c -libverbs
+	# child_demo whose DONTFORK row never asks for MADV_DONTFORK.
+	planted_demo child_demo child.c 's/if (r->dontfork && madvise(page, LAB_PAGE, MADV_DONTFORK))/if (0)/' \
+		"MADV_DONTFORK madvise()" -static -ljson-c
 	sed 's/^LAB_SERIES_PATCHES=.*/LAB_SERIES_PATCHES=""/' "$build/kernel.env" >"$plants/kernel.env"
 	# cow-known.txt listing a case that cow_crash passes (its second), for this kernel.
 	echo "$kernel | xfail | case 2 ... with base page | a plant: listed, yet it passes" >"$plants/cow-known.txt"

@@ -183,6 +183,11 @@ static const struct expectation v6_1[] = {
 	 */
 	{ "child-shared", "SHARED" },
 	/*
+	 * Both flags: dup_mmap() skips a VM_DONTCOPY VMA (f822566165dd) before copy_page_range()
+	 * would look at VM_SHARED, so the child has no such range, as for child-dontfork.
+	 */
+	{ "child-shared-dontfork", "SIGSEGV" },
+	/*
 	 * VM_WIPEONFORK: d2cd9ede6e19 ("mm,fork: introduce MADV_WIPEONFORK", 4.14) gives the
 	 * child the VMA without anon_vma or page table: its first read maps the shared zero page,
 	 * its write a zeroed page of its own (wp_page_copy()).

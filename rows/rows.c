@@ -386,6 +386,11 @@ const struct row rows[] = {
 	  .title = "PIN_LONGTERM of MAP_SHARED anonymous memory, the child touches it",
 	  .note = "VM_SHARED: one page for parent, child and device, no copy on either side "
 		  "(ROCm's outcome for the child)" },
+	{ .name = "child-shared-dontfork", .family = FAM_CHILD, .fork = true, .mem = MEM_SHARED,
+	  .dontfork = true, .needs = NEED_PINDMA,
+	  .title = "PIN_LONGTERM of MAP_SHARED anonymous memory with MADV_DONTFORK, the child touches it",
+	  .note = "VM_DONTCOPY before VM_SHARED: dup_mmap() leaves the VMA out before anything "
+		  "looks at its sharing; the child dies of SIGSEGV" },
 	{ .name = "child-wipeonfork", .family = FAM_CHILD, .fork = true, .wipeonfork = true,
 	  .needs = NEED_PINDMA,
 	  .title = "PIN_LONGTERM with MADV_WIPEONFORK, the child touches it",
